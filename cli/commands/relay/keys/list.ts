@@ -1,0 +1,29 @@
+/** ravenctl relay keys list --project P (keys are shown redacted) */
+import type { Command } from 'commander';
+import { adminAction, renderList } from '../../../admin.js';
+
+export function register(cmd: Command): void {
+  cmd.option('--project <id>', 'project id (prj_...)');
+  adminAction<{ project?: string; adminToken?: string }>(
+    cmd,
+    { examples: ['ravenctl relay keys list --project prj_...'] },
+    async (ctx, admin, opts) => {
+      const project = await ctx.ask.text(opts.project, '--project', 'Project id');
+      const list = await (await admin()).keys.list(project);
+      ctx.out.result(list, () =>
+        renderList(
+          list.keys,
+          [
+            { header: 'ID', value: (k) => k.id },
+            { header: 'NAME', value: (k) => k.name },
+            { header: 'KEY', value: (k) => k.redacted },
+            { header: 'PERMISSION', value: (k) => k.permission },
+            { header: 'REVOKED', value: (k) => k.revoked_at ?? '-', style: (k) => (k.revoked_at ? 'red' : undefined) },
+          ],
+          'No keys.',
+          ctx.out.paint,
+        ),
+      );
+    },
+  );
+}

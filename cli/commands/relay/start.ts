@@ -1,0 +1,145 @@
+/**
+ * ravenctl relay start: run the relay in the foreground until SIGINT/SIGTERM.
+ * The relay (and sqlite3, smtp-server, ...) is imported only here, only when this command runs.
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { action } from '../../context.js';
+import { CliError, ExitCode, InterruptedError } from '../../errors.js';
+import { addHelp } from '../../help.js';
+import { renderFields } from '../../output.js';
+
+interface Options {
+  dataDir?: string;
+  host?: string;
+  port?: number;
+  smtpPort?: number;
+  adminToken?: string;
+  testClock?: boolean;
+  allowLocalWebhooks?: boolean;
+  domain?: string;
+  upstream?: string;
+  config?: string;
+  logLevel?: string;
+}
+
+/** How long a graceful stop may take before the process exits anyway. */
+const FORCED_EXIT_MS = 10_000;
+
+function parsePort(flag: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) > 65_535) throw new InvalidArgumentError(`${flag} must be 0-65535 (0 picks a free port).`);
+    return Number(value);
+  };
+}
+
+export function register(cmd: Command): void {
+  cmd
+    .option('--data-dir <dir>', 'directory for the database and secrets, created when missing (default: ./.raven)')
+    .option('--host <host>', 'address to bind HTTP and SMTP (default: 127.0.0.1)')
+    .option('--port <port>', 'HTTP port, 0 for a free one (default: 7700)', parsePort('--port'))
+    .option('--smtp-port <port>', 'SMTP sink port, 0 for a free one (default: 7725)', parsePort('--smtp-port'))
+    .option('--admin-token <token>', 'admin API token (default: $RAVEN_ADMIN_TOKEN, else generated and stored)')
+    .option('--test-clock', 'enable the controllable test clock (/admin/v1/clock)')
+    .option('--allow-local-webhooks', 'allow webhook endpoints that are not public https:443')
+    .option('--domain <domain>', 'verified domain created in a fresh data dir (default: example.test)')
+    .option('--upstream <url>', 'deliver through this SMTP server: smtp://[user:pass@]host:port or smtps://...')
+    .option('--config <file>', 'JSON configuration file (flags override it, RAVEN_* variables sit between)')
+    .option('--log-level <level>', 'silent, error, warn, info or debug; logs go to stderr (default: info)')
+    .action(action<Options>(async (ctx, opts) => {
+      const flags: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(opts)) if (value !== undefined) flags[key] = value;
+
+      const { startRelay } = await import('../../../relay/app.js');
+      const relay = await startRelay({ flags, env: process.env });
+
+      const http = new URL(relay.httpUrl);
+      const smtpUrl = `smtp://${relay.smtpHost.includes(':') ? `[${relay.smtpHost}]` : relay.smtpHost}:${relay.smtpPort}`;
+      const b = relay.bootstrap;
+      const result = {
+        status: 'ready',
+        http_url: relay.httpUrl,
+        smtp_url: smtpUrl,
+        host: http.hostname,
+        port: Number(http.port),
+        smtp_host: relay.smtpHost,
+        smtp_port: relay.smtpPort,
+        data_dir: relay.dataDir,
+        ...(relay.adminTokenGenerated ? { admin_token: relay.adminToken } : {}),
+        bootstrap: b
+          ? { workspace_id: b.workspaceId, project_id: b.projectId, domain: b.domain, key_id: b.keyId, api_key: b.apiKey }
+          : null,
+      };
+      const paint = ctx.out.paint;
+      ctx.out.result(result, () =>
+        [
+          paint('green', 'Raven relay ready'),
+          `  HTTP   ${relay.httpUrl}`,
+          `  SMTP   ${smtpUrl}`,
+          `  Data   ${relay.dataDir}`,
+          ...(relay.adminTokenGenerated ? [`  Admin token: ${relay.adminToken}`] : []),
+          ...(b
+            ? [
+                `  API key (shown once): ${b.apiKey}`,
+                renderFields(
+                  [
+                    ['  Workspace', b.workspaceId],
+                    ['  Project', b.projectId],
+                    ['  Domain', b.domain],
+                    ['  Key id', b.keyId],
+                  ],
+                  paint,
+                ),
+              ]
+            : []),
+        ].join('\n'),
+      );
+      ctx.out.hint('Press Ctrl-C to stop.');
+
+      await untilStopped(relay.stop.bind(relay), ctx.out.json ? () => {} : (m) => process.stderr.write(`${m}\n`));
+    }));
+  addHelp(cmd, {
+    examples: [
+      'ravenctl relay start',
+      'ravenctl relay start --data-dir ./data --port 0 --smtp-port 0 --json',
+      'ravenctl relay start --test-clock --admin-token dev-token --domain mail.example.test',
+      'ravenctl relay start --upstream smtps://user:pass@smtp.example.com:465',
+    ],
+    refused: ['address_in_use', 'config_invalid', 'internal_error'],
+    network: false,
+  });
+}
+
+/**
+ * Resolve after a graceful stop on the first SIGINT/SIGTERM. A second signal, or a stop that
+ * takes longer than FORCED_EXIT_MS, rejects so main exits at once.
+ */
+function untilStopped(stop: () => Promise<void>, log: (message: string) => void): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        reject(new InterruptedError(`${signal} again: exiting without finishing the shutdown`));
+        return;
+      }
+      stopping = true;
+      log(`${signal}: stopping the relay (send it again to force)`);
+      const timer = setTimeout(() => {
+        reject(new CliError('shutdown_timeout', `the relay did not stop within ${FORCED_EXIT_MS / 1000} s`, ExitCode.refused));
+      }, FORCED_EXIT_MS);
+      timer.unref();
+      stop().then(
+        () => {
+          clearTimeout(timer);
+          log('relay stopped');
+          resolve();
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}

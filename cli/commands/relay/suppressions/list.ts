@@ -1,0 +1,27 @@
+/** ravenctl relay suppressions list --workspace W */
+import type { Command } from 'commander';
+import { adminAction, renderList } from '../../../admin.js';
+
+export function register(cmd: Command): void {
+  cmd.option('--workspace <id>', 'workspace id (ws_...)');
+  adminAction<{ workspace?: string; adminToken?: string }>(
+    cmd,
+    { examples: ['ravenctl relay suppressions list --workspace ws_...'] },
+    async (ctx, admin, opts) => {
+      const workspace = await ctx.ask.text(opts.workspace, '--workspace', 'Workspace id');
+      const list = await (await admin()).suppressions.list(workspace);
+      ctx.out.result(list, () =>
+        renderList(
+          list.suppressions,
+          [
+            { header: 'EMAIL', value: (s) => s.email },
+            { header: 'REASON', value: (s) => s.reason },
+            { header: 'CREATED', value: (s) => s.created_at },
+          ],
+          'No suppressions.',
+          ctx.out.paint,
+        ),
+      );
+    },
+  );
+}

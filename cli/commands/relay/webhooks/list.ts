@@ -1,0 +1,28 @@
+/** ravenctl relay webhooks list --project P */
+import type { Command } from 'commander';
+import { adminAction, renderList } from '../../../admin.js';
+
+export function register(cmd: Command): void {
+  cmd.option('--project <id>', 'project id (prj_...)');
+  adminAction<{ project?: string; adminToken?: string }>(
+    cmd,
+    { examples: ['ravenctl relay webhooks list --project prj_...'] },
+    async (ctx, admin, opts) => {
+      const project = await ctx.ask.text(opts.project, '--project', 'Project id');
+      const list = await (await admin()).webhooks.list(project);
+      ctx.out.result(list, () =>
+        renderList(
+          list.webhooks,
+          [
+            { header: 'ID', value: (w) => w.id },
+            { header: 'URL', value: (w) => w.url },
+            { header: 'EVENTS', value: (w) => w.events.join(','), maxWidth: 50 },
+            { header: 'CREATED', value: (w) => w.created_at },
+          ],
+          'No webhook endpoints.',
+          ctx.out.paint,
+        ),
+      );
+    },
+  );
+}

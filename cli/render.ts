@@ -1,0 +1,104 @@
+/** Human renderings shared by several commands: emails (send --wait, emails list/get) and domains. */
+import type { Domain, EmailDetail, EmailSummary } from '../sdk/index.js';
+import { renderFields, renderTable, renderTimeline, statusStyle, type Column, type Paint } from './output.js';
+
+export const EMAIL_COLUMNS: Column<EmailSummary>[] = [
+  { header: 'ID', value: (e) => e.id },
+  { header: 'STATUS', value: (e) => e.status, style: (e) => statusStyle(e.status) },
+  { header: 'TO', value: (e) => e.to.join(', '), maxWidth: 40 },
+  { header: 'SUBJECT', value: (e) => e.subject, maxWidth: 50 },
+  { header: 'CREATED', value: (e) => e.created_at },
+];
+
+export function renderEmailList(emails: EmailSummary[], paint: Paint): string {
+  if (emails.length === 0) return paint('dim', 'No emails.');
+  return renderTable(EMAIL_COLUMNS, emails, paint);
+}
+
+function pairs(record: Record<string, unknown> | null | undefined): string | undefined {
+  const entries = Object.entries(record ?? {});
+  return entries.length === 0 ? undefined : entries.map(([k, v]) => `${k}=${String(v)}`).join(' ');
+}
+
+export function renderEmailDetail(email: EmailDetail, paint: Paint): string {
+  const header = renderFields(
+    [
+      ['ID', email.id],
+      ['Status', paint(statusStyle(email.status), email.status)],
+      ['From', email.from],
+      ['To', email.to.join(', ')],
+      ['Cc', email.cc.length > 0 ? email.cc.join(', ') : undefined],
+      ['Reply-To', email.reply_to ?? undefined],
+      ['Subject', email.subject],
+      ['Tags', pairs(email.tags as Record<string, unknown>)],
+      ['Metadata', pairs(email.metadata as Record<string, unknown>)],
+      ['Test mode', email.test_mode ? 'yes' : 'no'],
+      ['Provider id', email.providerMessageId ?? undefined],
+      ['Created', email.created_at],
+    ],
+    paint,
+  );
+  const recipients =
+    email.recipients.length === 0
+      ? paint('dim', '  (none listed)')
+      : renderTable(
+          [
+            { header: 'EMAIL', value: (r) => r.email },
+            { header: 'TYPE', value: (r) => r.type },
+            { header: 'STATUS', value: (r) => r.status, style: (r) => statusStyle(r.status) },
+            { header: 'UPDATED', value: (r) => r.updated_at },
+          ],
+          email.recipients,
+          paint,
+        )
+          .split('\n')
+          .map((l) => `  ${l}`)
+          .join('\n');
+  return [
+    header,
+    '',
+    paint('bold', 'Recipients'),
+    recipients,
+    '',
+    paint('bold', 'Events'),
+    renderTimeline(email.events as Array<{ type: string; occurredAt: string; payload?: unknown }>, paint),
+  ].join('\n');
+}
+
+/** Recipient statuses that may still change (CONTRACT section 4: terminal = none of these left). */
+export const PENDING_RECIPIENT_STATUSES: ReadonlySet<string> = new Set(['queued', 'delivery_delayed']);
+
+export function isTerminal(email: EmailDetail): boolean {
+  if (email.status === 'suppressed') return true;
+  // BCC recipients are not listed, so an aggregate still `queued` also means "not yet".
+  if (email.status === 'queued') return false;
+  return !email.recipients.some((r) => PENDING_RECIPIENT_STATUSES.has(r.status));
+}
+
+
+/** A domain and the DNS records it needs (relay domains add / verify). */
+export function renderDomain(domain: Domain, paint: Paint): string {
+  const header = renderFields(
+    [
+      ['ID', domain.id],
+      ['Name', domain.name],
+      ['Status', paint(statusStyle(domain.status === 'verified' ? 'delivered' : 'queued'), domain.status)],
+      ['Project', domain.project_id],
+      ['Verified', domain.verified_at ?? undefined],
+    ],
+    paint,
+  );
+  if (domain.records.length === 0) return header;
+  const records = renderTable(
+    [
+      { header: 'TYPE', value: (r) => r.type },
+      { header: 'NAME', value: (r) => r.name },
+      { header: 'VALUE', value: (r) => (r.priority !== undefined ? `${r.priority} ${r.value}` : r.value) },
+      { header: 'PURPOSE', value: (r) => `${r.purpose}${r.required ? '' : ' (optional)'}` },
+      { header: 'STATUS', value: (r) => r.status ?? '-' },
+    ],
+    domain.records,
+    paint,
+  );
+  return `${header}\n\n${paint('bold', 'DNS records')}\n${records}`;
+}

@@ -1,0 +1,14 @@
+// The built-in provider: real SMTP into the relay's own sink listener (relay/smtp/sink-server.ts),
+// which is the receiving server, so an accepted recipient is delivered. Simulated outcomes are
+// decided by the sink and travel back as ordinary SMTP replies.
+import type { RelayServices } from '../services.js';
+import type { DeliveryProvider } from './provider.js';
+import { createSmtpProvider } from './smtp-client.js';
+
+export function createSinkProvider(target: { host: string; port: number }, services: RelayServices): DeliveryProvider {
+  return createSmtpProvider(
+    'sink',
+    { host: target.host, port: target.port, ignoreTLS: true, maxIdle: Math.max(1, services.config.delivery.concurrency) },
+    services.log,
+  );
+}

@@ -1,0 +1,315 @@
+// Delivery over SMTP with nodemailer's SMTPConnection, kept in a small pool of open sessions.
+//
+// Why not nodemailer's pooled transport: it reads the message ahead into its MIME stream before
+// DATA, so after a dropped connection it cannot tell "lost before the message was sent" (safe to
+// retry) from "lost after the whole message was sent, before the answer" (delivery_unknown, never
+// resent); and it re-queues a message whose connection closed mid-send, which after DATA would
+// deliver it twice. Driving SMTPConnection ourselves, the message stream is only read once the
+// server has answered DATA with 354, and the envelope object we pass carries the per-recipient
+// RCPT answers (accepted, rejected, rejectedErrors) even when the transaction fails later.
+import { Readable } from 'node:stream';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import type { Logger } from '../log.js';
+import type { DeliveryProvider, DeliveryResult, OutboundMessage, RecipientOutcome, RecipientResult } from './provider.js';
+
+export interface SmtpTarget {
+  host: string;
+  port: number;
+  /** Implicit TLS. */
+  secure?: boolean;
+  /** Refuse to send when STARTTLS is not offered. */
+  requireTLS?: boolean;
+  /** Never try STARTTLS (the sink speaks plain SMTP on loopback). */
+  ignoreTLS?: boolean;
+  auth?: { user: string; pass: string };
+  /** Open sessions kept for reuse. */
+  maxIdle: number;
+}
+
+// Network time-outs are real time (CONTRACT section 6), not the relay clock.
+const CONNECTION_TIMEOUT_MS = 10_000;
+const GREETING_TIMEOUT_MS = 10_000;
+const SOCKET_TIMEOUT_MS = 60_000;
+// Shorter than the usual server idle time-out (smtp-server: 60 s), so we close first.
+const IDLE_CLOSE_MS = 30_000;
+// A session is replaced after this many messages, as nodemailer's pool does.
+const MAX_MESSAGES_PER_SESSION = 100;
+
+type SmtpError = Error & {
+  code?: string;
+  command?: string;
+  response?: string;
+  responseCode?: number;
+  recipient?: string;
+};
+
+interface Envelope {
+  from: string;
+  to: string[];
+  accepted?: string[];
+  rejected?: string[];
+  rejectedErrors?: SmtpError[];
+}
+
+interface Session {
+  conn: SMTPConnection;
+  usable: boolean;
+  messages: number;
+  idleTimer?: NodeJS.Timeout;
+}
+
+const CONNECTION_ERRORS = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'ETLS', 'EPROTOCOL']);
+
+// Permanent refusals that say the mailbox does not exist: a hard bounce, which suppresses.
+const HARD_BOUNCE_CODES = new Set(['5.1.0', '5.1.1', '5.1.2', '5.1.3', '5.1.6', '5.1.10', '5.2.1']);
+
+/** The enhanced status code (RFC 3463) at the start of a reply's text, if any. */
+export function enhancedStatusCode(response: string | undefined): string | undefined {
+  return response ? /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(response)?.[1] : undefined;
+}
+
+/** What an SMTP refusal means for the recipient. */
+export function classifyReply(code: number | undefined, response: string | undefined): RecipientOutcome {
+  if (code === undefined || code < 500 || code === 503) return 'deferred'; // 503: wrong session state, not the message
+  const enhanced = enhancedStatusCode(response);
+  if (enhanced) return HARD_BOUNCE_CODES.has(enhanced) ? 'bounced' : 'rejected';
+  return code === 550 || code === 551 || code === 553 ? 'bounced' : 'rejected';
+}
+
+/** `250 2.0.0 Ok: queued as ABC123` -> `ABC123`. */
+export function queueIdFromReply(response: string | undefined): string | undefined {
+  return response ? /queued as\s+<?([^\s<>]+)>?/i.exec(response)?.[1] : undefined;
+}
+
+class SessionPool {
+  private readonly idle: Session[] = [];
+  private readonly active = new Set<Session>();
+  private closed = false;
+
+  constructor(
+    private readonly target: SmtpTarget,
+    private readonly log: Logger,
+  ) {}
+
+  async acquire(): Promise<{ session: Session; reused: boolean }> {
+    if (this.closed) throw Object.assign(new Error('the delivery provider is closed'), { code: 'ECONNECTION' });
+    while (this.idle.length > 0) {
+      const session = this.idle.pop()!;
+      clearTimeout(session.idleTimer);
+      if (session.usable) {
+        this.active.add(session);
+        return { session, reused: true };
+      }
+    }
+    const session = await this.open();
+    this.active.add(session);
+    return { session, reused: false };
+  }
+
+  private open(): Promise<Session> {
+    const conn = new SMTPConnection({
+      host: this.target.host,
+      port: this.target.port,
+      secure: this.target.secure ?? false,
+      requireTLS: this.target.requireTLS ?? false,
+      ignoreTLS: this.target.ignoreTLS ?? false,
+      connectionTimeout: CONNECTION_TIMEOUT_MS,
+      greetingTimeout: GREETING_TIMEOUT_MS,
+      socketTimeout: SOCKET_TIMEOUT_MS,
+      allowInternalNetworkInterfaces: true,
+      logger: false,
+    });
+    const session: Session = { conn, usable: true, messages: 0 };
+    // SMTPConnection reports a failure both as 'error' and to the pending callback; the callback
+    // decides, this only keeps the session from being reused.
+    conn.on('error', (err: SmtpError) => {
+      session.usable = false;
+      this.log.debug('smtp', 'smtp session error', { code: err.code, error: err.message });
+    });
+    conn.once('end', () => {
+      session.usable = false;
+    });
+    return new Promise<Session>((resolve, reject) => {
+      let settled = false;
+      const fail = (err: SmtpError) => {
+        if (settled) return;
+        settled = true;
+        session.usable = false;
+        conn.close();
+        reject(err);
+      };
+      conn.once('error', fail);
+      conn.once('end', () => fail(Object.assign(new Error('Connection closed before the session started'), { code: 'ECONNECTION' })));
+      conn.connect((err) => {
+        if (err) return fail(err);
+        const ready = () => {
+          if (settled) return;
+          settled = true;
+          conn.removeListener('error', fail);
+          resolve(session);
+        };
+        if (!this.target.auth) return ready();
+        conn.login({ user: this.target.auth.user, pass: this.target.auth.pass }, (loginErr) => (loginErr ? fail(loginErr) : ready()));
+      });
+    });
+  }
+
+  /** clean: ready for the next MAIL FROM; dirty: needs RSET first; broken: close it. */
+  release(session: Session, state: 'clean' | 'dirty' | 'broken'): void {
+    this.active.delete(session);
+    session.messages++;
+    if (this.closed || state === 'broken' || !session.usable || session.messages >= MAX_MESSAGES_PER_SESSION) {
+      this.discard(session);
+      return;
+    }
+    if (state === 'dirty') {
+      session.conn.reset((err) => (err ? this.discard(session) : this.park(session)));
+    } else {
+      this.park(session);
+    }
+  }
+
+  private park(session: Session): void {
+    if (this.closed || this.idle.length >= this.target.maxIdle || !session.usable) {
+      this.discard(session);
+      return;
+    }
+    session.idleTimer = setTimeout(() => {
+      const i = this.idle.indexOf(session);
+      if (i >= 0) this.idle.splice(i, 1);
+      this.discard(session);
+    }, IDLE_CLOSE_MS);
+    session.idleTimer.unref();
+    this.idle.push(session);
+  }
+
+  private discard(session: Session): void {
+    clearTimeout(session.idleTimer);
+    session.usable = false;
+    try {
+      session.conn.quit();
+    } catch {
+      session.conn.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const session of this.idle.splice(0)) this.discard(session);
+    // Sessions still sending finish on their own and are discarded on release.
+  }
+}
+
+interface Attempt {
+  info?: { accepted: string[]; rejected: string[]; rejectedErrors?: SmtpError[]; response: string; serverMessageId?: string };
+  error?: SmtpError;
+  envelope: Envelope;
+  /** The server answered DATA with 354 and we started sending the message. */
+  started: boolean;
+  /** Every byte of the message was handed to the connection. */
+  finished: boolean;
+}
+
+function sendOnce(conn: SMTPConnection, message: OutboundMessage): Promise<Attempt> {
+  const envelope: Envelope = { from: message.envelope.from, to: [...message.envelope.to] };
+  let started = false;
+  let finished = false;
+  // Read only when SMTPConnection pipes it into the DATA stream, i.e. after the 354.
+  const stream = new Readable({
+    read() {
+      if (started) return;
+      started = true;
+      this.push(message.raw);
+      this.push(null);
+    },
+  });
+  stream.once('end', () => {
+    finished = true;
+  });
+  return new Promise<Attempt>((resolve) => {
+    let done = false;
+    conn.send(envelope, stream, (err, info) => {
+      if (done) return;
+      done = true;
+      finished ||= stream.readableEnded;
+      if (err) resolve({ error: err as SmtpError, envelope, started, finished });
+      else resolve({ info: info as Attempt['info'], envelope, started, finished });
+    });
+  });
+}
+
+function result(address: string, outcome: RecipientOutcome, code?: number, response?: string): RecipientResult {
+  const r: RecipientResult = { address, outcome };
+  if (code !== undefined) r.smtpCode = code;
+  const enhanced = enhancedStatusCode(response);
+  if (enhanced) r.enhancedCode = enhanced;
+  if (response) r.diagnostic = response;
+  return r;
+}
+
+function sameAddress(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+/** Per-recipient results of a transaction the server answered with 250. */
+function resultsFromInfo(message: OutboundMessage, info: NonNullable<Attempt['info']>): RecipientResult[] {
+  return message.envelope.to.map((address) => {
+    const refused = info.rejectedErrors?.find((e) => e.recipient !== undefined && sameAddress(e.recipient, address));
+    if (refused) return result(address, classifyReply(refused.responseCode, refused.response), refused.responseCode, refused.response);
+    if (info.rejected.some((r) => sameAddress(r, address))) return result(address, 'deferred');
+    return result(address, 'accepted', 250, info.response);
+  });
+}
+
+/** Per-recipient results of a failed transaction. */
+function resultsFromError(message: OutboundMessage, attempt: Attempt): RecipientResult[] {
+  const err = attempt.error!;
+  const { envelope } = attempt;
+  const connectionLost = err.code !== undefined && CONNECTION_ERRORS.has(err.code) && err.responseCode === undefined;
+  return message.envelope.to.map((address) => {
+    const refused = envelope.rejectedErrors?.find((e) => e.recipient !== undefined && sameAddress(e.recipient, address));
+    if (refused) return result(address, classifyReply(refused.responseCode, refused.response), refused.responseCode, refused.response);
+    if (connectionLost) {
+      // Only the whole message followed by a lost answer can have been accepted.
+      return result(address, attempt.finished ? 'unknown' : 'deferred', undefined, err.message);
+    }
+    // A refusal of the whole transaction: MAIL FROM, DATA, or the answer to the message.
+    return result(address, classifyReply(err.responseCode, err.response), err.responseCode, err.response ?? err.message);
+  });
+}
+
+export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, log: Logger): DeliveryProvider {
+  const pool = new SessionPool(target, log);
+
+  async function deliver(message: OutboundMessage): Promise<DeliveryResult> {
+    for (let tries = 0; ; tries++) {
+      let acquired: { session: Session; reused: boolean };
+      try {
+        acquired = await pool.acquire();
+      } catch (error) {
+        const err = error as SmtpError;
+        const outcome = err.responseCode !== undefined ? classifyReply(err.responseCode, err.response) : 'deferred';
+        log.warn('smtp', 'cannot open an SMTP session', { email_id: message.emailId, provider: name, code: err.code, error: err.message });
+        return { recipients: message.envelope.to.map((a) => result(a, outcome, err.responseCode, err.message)), providerMessageId: null };
+      }
+      const { session, reused } = acquired;
+      const attempt = await sendOnce(session.conn, message);
+      if (attempt.info) {
+        pool.release(session, 'clean');
+        return {
+          recipients: resultsFromInfo(message, attempt.info),
+          providerMessageId: queueIdFromReply(attempt.info.response) ?? attempt.info.serverMessageId ?? message.messageId,
+        };
+      }
+      const err = attempt.error!;
+      const lost = err.code !== undefined && CONNECTION_ERRORS.has(err.code);
+      pool.release(session, lost ? 'broken' : 'dirty');
+      // A pooled session the server had already closed: nothing was sent, try a fresh one once.
+      if (lost && reused && !attempt.started && tries === 0) continue;
+      log.info('smtp', 'SMTP transaction failed', { email_id: message.emailId, provider: name, code: err.code, error: err.message });
+      return { recipients: resultsFromError(message, attempt), providerMessageId: null };
+    }
+  }
+
+  return { name, deliver, close: () => pool.close() };
+}

@@ -1,0 +1,248 @@
+// The field rules of POST /v1/emails (specification section 2, CONTRACT section 2), turning an
+// untrusted JSON value into a SendRequest or a list of every broken rule.
+import type { ErrorDetail } from '../errors.js';
+
+export interface Mailbox {
+  /** As given: `addr@domain` or `Name <addr@domain>`. */
+  raw: string;
+  name?: string;
+  address: string;
+  domain: string; // lower-cased
+}
+
+export interface SendRequest {
+  from: Mailbox;
+  to: Mailbox[];
+  cc: Mailbox[];
+  bcc: Mailbox[];
+  subject: string;
+  text?: string;
+  html?: string;
+  replyTo?: Mailbox;
+  headers: Record<string, string>;
+  tags: Record<string, string>;
+  metadata: Record<string, string>;
+}
+
+const KNOWN_FIELDS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'text', 'html', 'reply_to', 'headers', 'tags', 'metadata']);
+
+const RESERVED_HEADERS = new Set(
+  [
+    'from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'sender', 'date', 'message-id', 'return-path', 'received',
+    'dkim-signature', 'mime-version', 'content-type', 'content-transfer-encoding',
+  ],
+);
+
+// Line breaks of any kind, NUL and other C0/C1 controls never belong in a header value.
+const LINE_BREAK = /[\r\n\u0085\u2028\u2029]/;
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/;
+const DOMAIN_LABEL = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
+const TAG = /^[A-Za-z0-9_-]{1,256}$/;
+const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]+$/; // printable ASCII except ':'
+
+export interface Limits {
+  maxRecipients: number;
+}
+
+/** Parses `addr@domain` or `Name <addr@domain>`; returns a reason when it is not one. */
+export function parseMailbox(value: string): Mailbox | string {
+  if (LINE_BREAK.test(value) || CONTROL.test(value)) return 'must not contain line breaks or control characters';
+  const angle = /^\s*(.*?)\s*<([^<>]*)>\s*$/.exec(value);
+  let name: string | undefined;
+  let address: string;
+  if (angle) {
+    name = angle[1]!.replace(/^"(.*)"$/, '$1').trim() || undefined;
+    address = angle[2]!.trim();
+    if (name && /[<>]/.test(name)) return 'must be an address or Name <address>';
+  } else {
+    address = value.trim();
+  }
+  const reason = checkAddress(address);
+  if (reason) return reason;
+  const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+  return { raw: value.trim(), name, address, domain };
+}
+
+function checkAddress(address: string): string | undefined {
+  if (address.length > 254) return 'address must be at most 254 characters';
+  const at = address.lastIndexOf('@');
+  if (at <= 0 || at === address.length - 1) return 'must be an address or Name <address>';
+  const local = address.slice(0, at);
+  const domain = address.slice(at + 1);
+  if (local.length > 64) return 'local part must be at most 64 characters';
+  if (domain.length > 255) return 'domain must be at most 255 characters';
+  if (!LOCAL_PART.test(local) || local.startsWith('.') || local.endsWith('.') || local.includes('..')) {
+    return 'local part has characters an address may not contain';
+  }
+  const labels = domain.split('.');
+  if (labels.length < 2 || !labels.every((l) => DOMAIN_LABEL.test(l))) return 'domain is not a valid domain name';
+  return undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function mailboxList(value: unknown, field: string, details: ErrorDetail[], required: boolean): Mailbox[] {
+  if (value === undefined || value === null) {
+    if (required) details.push({ field, message: 'is required' });
+    return [];
+  }
+  const items = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(items)) {
+    details.push({ field, message: 'must be a string or an array of strings' });
+    return [];
+  }
+  if (required && items.length === 0) details.push({ field, message: 'must contain at least one recipient' });
+  const out: Mailbox[] = [];
+  items.forEach((item, i) => {
+    const where = typeof value === 'string' ? field : `${field}[${i}]`;
+    if (typeof item !== 'string') {
+      details.push({ field: where, message: 'must be a string' });
+      return;
+    }
+    const parsed = parseMailbox(item);
+    if (typeof parsed === 'string') details.push({ field: where, message: parsed });
+    else out.push(parsed);
+  });
+  return out;
+}
+
+function stringMap(
+  value: unknown,
+  field: string,
+  details: ErrorDetail[],
+  check: (key: string, v: unknown) => string | undefined,
+  maxEntries: number,
+): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (value === undefined || value === null) return out;
+  if (!isPlainObject(value)) {
+    details.push({ field, message: 'must be an object' });
+    return out;
+  }
+  const entries = Object.entries(value);
+  if (entries.length > maxEntries) details.push({ field, message: `must have at most ${maxEntries} entries` });
+  for (const [key, v] of entries) {
+    const problem = check(key, v);
+    if (problem) details.push({ field: `${field}.${key}`, message: problem });
+    else out[key] = v as string;
+  }
+  return out;
+}
+
+export function parseSendRequest(body: unknown, limits: Limits): { ok: true; value: SendRequest } | { ok: false; details: ErrorDetail[] } {
+  const details: ErrorDetail[] = [];
+  if (!isPlainObject(body)) return { ok: false, details: [{ field: 'body', message: 'must be a JSON object' }] };
+
+  for (const key of Object.keys(body)) {
+    if (!KNOWN_FIELDS.has(key)) details.push({ field: key, message: 'is not a supported field' });
+  }
+
+  let from: Mailbox | undefined;
+  if (typeof body.from !== 'string') {
+    details.push({ field: 'from', message: body.from === undefined ? 'is required' : 'must be a string' });
+  } else {
+    const parsed = parseMailbox(body.from);
+    if (typeof parsed === 'string') details.push({ field: 'from', message: parsed });
+    else from = parsed;
+  }
+
+  const to = mailboxList(body.to, 'to', details, true);
+  const cc = mailboxList(body.cc, 'cc', details, false);
+  const bcc = mailboxList(body.bcc, 'bcc', details, false);
+  const total = countRecipients(body.to) + countRecipients(body.cc) + countRecipients(body.bcc);
+  if (total > limits.maxRecipients) {
+    details.push({ field: 'to', message: `To, CC and BCC together may contain at most ${limits.maxRecipients} recipients (got ${total})` });
+  }
+
+  const subject = body.subject;
+  if (typeof subject !== 'string') {
+    details.push({ field: 'subject', message: subject === undefined ? 'is required' : 'must be a string' });
+  } else {
+    const length = [...subject].length;
+    if (length < 1 || length > 998) details.push({ field: 'subject', message: 'must be 1 to 998 characters' });
+    if (LINE_BREAK.test(subject) || subject.includes('\u0000')) {
+      details.push({ field: 'subject', message: 'must not contain line breaks or NUL' });
+    }
+  }
+
+  for (const field of ['text', 'html'] as const) {
+    if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'string') {
+      details.push({ field, message: 'must be a string' });
+    }
+  }
+  const text = typeof body.text === 'string' ? body.text : undefined;
+  const html = typeof body.html === 'string' ? body.html : undefined;
+  if (!text && !html) details.push({ field: 'text', message: 'at least one of text or html must be non-empty' });
+
+  let replyTo: Mailbox | undefined;
+  if (body.reply_to !== undefined && body.reply_to !== null) {
+    if (typeof body.reply_to !== 'string') details.push({ field: 'reply_to', message: 'must be a string' });
+    else {
+      const parsed = parseMailbox(body.reply_to);
+      if (typeof parsed === 'string') details.push({ field: 'reply_to', message: parsed });
+      else replyTo = parsed;
+    }
+  }
+
+  const headers = stringMap(
+    body.headers,
+    'headers',
+    details,
+    (name, value) => {
+      if (!HEADER_NAME.test(name)) return 'is not a valid header name';
+      const lower = name.toLowerCase();
+      if (RESERVED_HEADERS.has(lower) || lower.startsWith('service-')) return 'is a reserved header';
+      if (typeof value !== 'string') return 'must be a string';
+      if (LINE_BREAK.test(value) || CONTROL.test(value)) return 'must not contain line breaks or control characters';
+      if (value.length > 998) return 'must be at most 998 characters';
+      return undefined;
+    },
+    100,
+  );
+
+  const tags = stringMap(
+    body.tags,
+    'tags',
+    details,
+    (name, value) => {
+      if (!TAG.test(name)) return 'tag names must be 1-256 ASCII letters, digits, _ or -';
+      if (name.startsWith('rr_')) return 'tag names beginning rr_ are reserved';
+      if (typeof value !== 'string' || !TAG.test(value)) return 'tag values must be 1-256 ASCII letters, digits, _ or -';
+      return undefined;
+    },
+    20,
+  );
+
+  const metadata = stringMap(
+    body.metadata,
+    'metadata',
+    details,
+    (key, value) => {
+      if (key.length < 1 || key.length > 40) return 'keys must be 1 to 40 characters';
+      if (typeof value !== 'string') return 'values must be strings';
+      if (value.length > 500) return 'values must be at most 500 characters';
+      return undefined;
+    },
+    50,
+  );
+
+  if (details.length > 0 || !from) return { ok: false, details };
+  return { ok: true, value: { from, to, cc, bcc, subject: subject as string, text, html, replyTo, headers, tags, metadata } };
+}
+
+function countRecipients(value: unknown): number {
+  if (typeof value === 'string') return 1;
+  return Array.isArray(value) ? value.length : 0;
+}
+
+/** Every To, CC and BCC mailbox, in that order. */
+export function allRecipients(req: SendRequest): Array<{ mailbox: Mailbox; type: 'to' | 'cc' | 'bcc' }> {
+  return [
+    ...req.to.map((mailbox) => ({ mailbox, type: 'to' as const })),
+    ...req.cc.map((mailbox) => ({ mailbox, type: 'cc' as const })),
+    ...req.bcc.map((mailbox) => ({ mailbox, type: 'bcc' as const })),
+  ];
+}

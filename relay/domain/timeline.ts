@@ -1,0 +1,111 @@
+// Recording what happened to an email: the timeline row, and in the same transaction the webhook
+// outbox rows for every endpoint of the project subscribed to that event type. After the commit
+// the caller announces the events on the bus (announceEvents) for the dispatcher and listen hub.
+import type { EventEmitter } from 'node:events';
+import { newId } from '../ids.js';
+import type { Queryable } from '../storage/db.js';
+
+export const EVENT_TYPES = [
+  'email.queued',
+  'email.suppressed',
+  'email.sent',
+  'email.delivered',
+  'email.delivery_delayed',
+  'email.bounced',
+  'email.complained',
+  'email.failed',
+  'email.delivery_unknown',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface EmailRef {
+  id: string;
+  projectId: string;
+  testMode: boolean;
+  tags: Record<string, string>;
+}
+
+export interface NewEvent {
+  type: EventType;
+  occurredAt: string;
+  /** The recipient concerned, if any; kept for webhooks, hidden from the read API when BCC. */
+  recipient?: { address: string; type: 'to' | 'cc' | 'bcc' };
+  /** Sanitized extra data: never a body, a BCC address or a raw SMTP reply. */
+  data?: Record<string, unknown>;
+}
+
+export interface StoredEvent {
+  id: string;
+  type: EventType;
+  emailId: string;
+  projectId: string;
+  occurredAt: string;
+  /** The exact webhook body (the listen hub forwards the same bytes). */
+  webhookBody: string;
+}
+
+/** The webhook payload (CONTRACT section 5); data.recipient names the address even for BCC. */
+export function webhookBody(eventId: string, email: EmailRef, event: NewEvent): string {
+  return JSON.stringify({
+    id: eventId,
+    type: event.type,
+    created_at: event.occurredAt,
+    data: {
+      email_id: email.id,
+      test_mode: email.testMode,
+      ...(event.recipient ? { recipient: event.recipient.address } : {}),
+      tags: email.tags,
+      ...event.data,
+    },
+  });
+}
+
+/** The payload shown in the read API's timeline: BCC recipients are not named. */
+export function timelinePayload(event: NewEvent): Record<string, unknown> {
+  const payload: Record<string, unknown> = { ...event.data };
+  if (event.recipient && event.recipient.type !== 'bcc') payload.recipient = event.recipient.address;
+  return payload;
+}
+
+interface WebhookRow {
+  id: string;
+  events_json: string;
+}
+
+export async function recordEvent(tx: Queryable, email: EmailRef, event: NewEvent): Promise<StoredEvent> {
+  const id = newId('evt', Date.parse(event.occurredAt));
+  const body = webhookBody(id, email, event);
+  await tx.run(
+    `INSERT INTO events (id, email_id, project_id, type, recipient, recipient_type, payload_json, occurred_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      id,
+      email.id,
+      email.projectId,
+      event.type,
+      event.recipient?.address ?? null,
+      event.recipient?.type ?? null,
+      JSON.stringify(timelinePayload(event)),
+      event.occurredAt,
+    ],
+  );
+  const hooks = await tx.all<WebhookRow>('SELECT id, events_json FROM webhooks WHERE project_id = ? AND deleted_at IS NULL', [
+    email.projectId,
+  ]);
+  for (const hook of hooks) {
+    const events = JSON.parse(hook.events_json) as string[];
+    if (!events.includes('*') && !events.includes(event.type)) continue;
+    await tx.run(
+      `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
+       VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`,
+      [hook.id, id, event.type, body, event.occurredAt, event.occurredAt],
+    );
+  }
+  return { id, type: event.type, emailId: email.id, projectId: email.projectId, occurredAt: event.occurredAt, webhookBody: body };
+}
+
+/** After COMMIT: tell the webhook dispatcher and the listen hub. */
+export function announceEvents(bus: EventEmitter, events: StoredEvent[]): void {
+  for (const event of events) bus.emit('email.event', event);
+  if (events.length > 0) bus.emit('webhooks.ready');
+}

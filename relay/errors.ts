@@ -1,0 +1,48 @@
+// The error catalogue: every code the API can answer, with its HTTP status, defined once.
+// The domain throws ApiError; relay/http/respond.ts is the one place it becomes a response.
+export const ERROR_CATALOGUE = {
+  invalid_request: { status: 400, meaning: 'The body is not a JSON object, repeats a key, or a header is malformed or repeated.' },
+  invalid_api_key: { status: 401, meaning: 'The API key is missing, invalid or revoked.' },
+  unauthorized: { status: 401, meaning: 'The admin token is missing or wrong.' },
+  forbidden: { status: 403, meaning: 'The key lacks the permission for this operation.' },
+  production_not_enabled: { status: 403, meaning: 'The workspace is not activated for production.' },
+  not_found: { status: 404, meaning: 'No such route or resource, or the key may not read it.' },
+  method_not_allowed: { status: 405, meaning: 'The path exists but not with this method.' },
+  idempotency_conflict: { status: 409, meaning: 'The Idempotency-Key was used with a different body.' },
+  message_too_large: { status: 413, meaning: 'The complete JSON request exceeds the size limit.' },
+  validation_error: { status: 422, meaning: 'A field rule is broken; details name each field.' },
+  domain_not_verified: { status: 422, meaning: "The sender domain is not verified in the key's project." },
+  test_recipient_not_allowed: { status: 422, meaning: 'A development key may only send to verified domains of its project.' },
+  rate_limit_exceeded: { status: 429, meaning: 'Too many accepted requests; retry after the stated seconds.' },
+  quota_exceeded: { status: 429, meaning: 'The monthly allowance is used up; it resets at the UTC month change.' },
+  internal_error: { status: 500, meaning: 'A bug in the relay; the message never leaks internals.' },
+  service_unavailable: { status: 503, meaning: 'Storage is unavailable (busy or full); retry after the stated seconds.' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export interface ErrorDetail {
+  field: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: { retryAfter?: number; details?: ErrorDetail[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERROR_CATALOGUE[code].status;
+  }
+}
+
+export function validationError(details: ErrorDetail[]): ApiError {
+  const first = details[0];
+  const summary = first ? `${first.field}: ${first.message}` : 'invalid request';
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
+  return new ApiError('validation_error', `Validation failed: ${summary}${more}.`, { details });
+}

@@ -1,0 +1,72 @@
+// /admin/v1/messages: mail captured by the SMTP sink (CONTRACT section 6).
+import { simpleParser } from 'mailparser';
+import { ApiError, validationError } from '../errors.js';
+import type { RelayServices } from '../services.js';
+import { deleteAllCapturedMessages, getCapturedMessage, listCapturedMessages } from '../storage/captured.js';
+import { parseHeaders } from '../smtp/headers.js';
+import type { RequestContext } from './context.js';
+import { adminRoute } from './route-helpers.js';
+import type { Route } from './router.js';
+
+// openapi.yaml (adminListCapturedMessages): limit 1-1000, default 100.
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+
+function listQuery(ctx: RequestContext): { to?: string; limit: number } {
+  const params = ctx.url.searchParams;
+  const details = [];
+  const limitValues = params.getAll('limit');
+  let limit = DEFAULT_LIMIT;
+  if (limitValues.length > 1) details.push({ field: 'limit', message: 'must be given at most once' });
+  else if (limitValues.length === 1) {
+    const raw = limitValues[0]!;
+    if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIMIT) {
+      details.push({ field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` });
+    } else limit = Number(raw);
+  }
+  const toValues = params.getAll('to');
+  let to: string | undefined;
+  if (toValues.length > 1) details.push({ field: 'to', message: 'must be given at most once' });
+  else if (toValues.length === 1) {
+    if (toValues[0]!.trim() === '') details.push({ field: 'to', message: 'must not be empty' });
+    else to = toValues[0]!.trim();
+  }
+  if (details.length > 0) throw validationError(details);
+  return to === undefined ? { limit } : { to, limit };
+}
+
+async function loadMessage(services: RelayServices, id: string) {
+  const message = await getCapturedMessage(services.db, id);
+  if (!message) throw new ApiError('not_found', `No captured message with id ${id}.`);
+  return message;
+}
+
+export function adminMessageRoutes(services: RelayServices): Route[] {
+  return [
+    adminRoute(services, 'GET', '/admin/v1/messages', async (ctx) => ({
+      status: 200,
+      body: { messages: await listCapturedMessages(services.db, listQuery(ctx)) },
+    })),
+    adminRoute(services, 'DELETE', '/admin/v1/messages', async () => {
+      await services.db.write((tx) => deleteAllCapturedMessages(tx));
+      return { status: 204 };
+    }),
+    adminRoute(services, 'GET', '/admin/v1/messages/:message_id', async (ctx) => {
+      const { raw, email_id: _emailId, ...summary } = await loadMessage(services, ctx.params.message_id!);
+      const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
+      return {
+        status: 200,
+        body: {
+          ...summary,
+          headers: parseHeaders(raw),
+          text: parsed.text || null,
+          html: typeof parsed.html === 'string' && parsed.html !== '' ? parsed.html : null,
+        },
+      };
+    }),
+    adminRoute(services, 'GET', '/admin/v1/messages/:message_id/raw', async (ctx) => {
+      const message = await loadMessage(services, ctx.params.message_id!);
+      return { status: 200, raw: { contentType: 'message/rfc822', data: message.raw } };
+    }),
+  ];
+}

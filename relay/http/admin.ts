@@ -1,0 +1,88 @@
+// /admin/v1: the dashboard's operations on tenancy, and the test clock.
+import { createDnsChecker } from '../domain/dns-check.js';
+import * as tenancy from '../domain/tenancy.js';
+import { ApiError, validationError } from '../errors.js';
+import type { RelayServices } from '../services.js';
+import type { RequestContext } from './context.js';
+import { adminRoute } from './route-helpers.js';
+import type { Route } from './router.js';
+
+const ADMIN_BODY_LIMIT = 64 * 1024;
+
+/** Admin bodies are small JSON objects; an empty body counts as {}. */
+async function adminBody(ctx: RequestContext): Promise<Record<string, unknown>> {
+  const raw = await ctx.readBody(ADMIN_BODY_LIMIT);
+  if (raw.length === 0) return {};
+  return tenancy.asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
+}
+
+export function adminRoutes(s: RelayServices): Route[] {
+  const checkDns = createDnsChecker();
+  const p = (ctx: RequestContext, name: string) => ctx.params[name]!;
+  const created = (body: unknown) => ({ status: 201, body });
+  const ok = (body: unknown) => ({ status: 200, body });
+  const noContent = () => ({ status: 204 });
+
+  return [
+    adminRoute(s, 'POST', '/admin/v1/workspaces', async (ctx) => created(await tenancy.createWorkspace(s, await adminBody(ctx)))),
+    adminRoute(s, 'GET', '/admin/v1/workspaces', async () => ok(await tenancy.listWorkspaces(s))),
+    adminRoute(s, 'POST', '/admin/v1/workspaces/:workspace_id/activate', async (ctx) => ok(await tenancy.activateWorkspace(s, p(ctx, 'workspace_id')))),
+    adminRoute(s, 'POST', '/admin/v1/workspaces/:workspace_id/projects', async (ctx) =>
+      created(await tenancy.createProject(s, p(ctx, 'workspace_id'), await adminBody(ctx))),
+    ),
+    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/projects', async (ctx) => ok(await tenancy.listProjects(s, p(ctx, 'workspace_id')))),
+    adminRoute(s, 'POST', '/admin/v1/projects/:project_id/domains', async (ctx) =>
+      created(await tenancy.connectDomain(s, p(ctx, 'project_id'), await adminBody(ctx))),
+    ),
+    adminRoute(s, 'GET', '/admin/v1/projects/:project_id/domains', async (ctx) => ok(await tenancy.listDomains(s, p(ctx, 'project_id')))),
+    adminRoute(s, 'POST', '/admin/v1/domains/:domain_id/verify', async (ctx) =>
+      ok(await tenancy.verifyDomain(s, p(ctx, 'domain_id'), await adminBody(ctx), checkDns)),
+    ),
+    adminRoute(s, 'POST', '/admin/v1/projects/:project_id/keys', async (ctx) =>
+      created(await tenancy.createKey(s, p(ctx, 'project_id'), await adminBody(ctx))),
+    ),
+    adminRoute(s, 'GET', '/admin/v1/projects/:project_id/keys', async (ctx) => ok(await tenancy.listKeys(s, p(ctx, 'project_id')))),
+    adminRoute(s, 'DELETE', '/admin/v1/keys/:key_id', async (ctx) => {
+      await tenancy.revokeKey(s, p(ctx, 'key_id'));
+      return noContent();
+    }),
+    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/suppressions', async (ctx) =>
+      ok(await tenancy.listSuppressions(s, p(ctx, 'workspace_id'))),
+    ),
+    adminRoute(s, 'POST', '/admin/v1/workspaces/:workspace_id/suppressions', async (ctx) =>
+      created(await tenancy.addSuppression(s, p(ctx, 'workspace_id'), await adminBody(ctx))),
+    ),
+    adminRoute(s, 'DELETE', '/admin/v1/workspaces/:workspace_id/suppressions/:email', async (ctx) => {
+      await tenancy.removeSuppression(s, p(ctx, 'workspace_id'), p(ctx, 'email'));
+      return noContent();
+    }),
+    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/usage', async (ctx) => ok(await tenancy.usage(s, p(ctx, 'workspace_id')))),
+    adminRoute(s, 'GET', '/admin/v1/clock', async () => {
+      requireTestClock(s);
+      return ok(clockView(s));
+    }),
+    adminRoute(s, 'POST', '/admin/v1/clock/advance', async (ctx) => {
+      requireTestClock(s);
+      const body = await adminBody(ctx);
+      const seconds = body.seconds;
+      if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0) {
+        throw validationError([{ field: 'seconds', message: 'must be a non-negative integer' }]);
+      }
+      await s.db.write((tx) =>
+        tx.run("INSERT INTO settings (name, value) VALUES ('clock_offset_ms', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value", [
+          String(s.clock.offset + seconds * 1000),
+        ]),
+      );
+      s.clock.advance(seconds);
+      return ok(clockView(s));
+    }),
+  ];
+}
+
+function requireTestClock(s: RelayServices): void {
+  if (!s.clock.adjustable) throw new ApiError('not_found', 'The test clock is only available when the relay runs with --test-clock.');
+}
+
+function clockView(s: RelayServices) {
+  return { now: s.clock.iso(), unix: s.clock.unix() };
+}

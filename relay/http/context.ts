@@ -1,0 +1,89 @@
+// What a route handler receives, and what it returns.
+import type { IncomingMessage } from 'node:http';
+import { ApiError } from '../errors.js';
+import { JsonSyntaxError, parseStrictJson } from './strict-json.js';
+
+export interface Reply {
+  status: number;
+  /** JSON-serialised unless `raw` is given. */
+  body?: unknown;
+  raw?: { contentType: string; data: string | Buffer };
+  headers?: Record<string, string | number>;
+}
+
+export interface RequestContext {
+  req: IncomingMessage;
+  url: URL;
+  params: Record<string, string>;
+  requestId: string;
+  /** The single value of a header that must not repeat; a repeat is 400 invalid_request. */
+  singleHeader(name: string): string | undefined;
+  /** The body, refused past maxBytes with 413 while streaming. */
+  readBody(maxBytes: number): Promise<Buffer>;
+  /** readBody + Content-Type check + UTF-8 + strict JSON parse. */
+  readJson(maxBytes: number): Promise<unknown>;
+}
+
+export function createContext(req: IncomingMessage, url: URL, requestId: string): RequestContext {
+  let bodyPromise: Promise<Buffer> | undefined;
+
+  const singleHeader = (name: string): string | undefined => {
+    const values = req.headersDistinct[name];
+    if (!values) return undefined;
+    if (values.length > 1) throw new ApiError('invalid_request', `The ${name} header must not be repeated.`);
+    return values[0];
+  };
+
+  const readBody = (maxBytes: number): Promise<Buffer> => {
+    bodyPromise ??= new Promise<Buffer>((resolve, reject) => {
+      const declared = req.headers['content-length'];
+      if (declared !== undefined && Number(declared) > maxBytes) {
+        reject(tooLarge(maxBytes));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes) {
+          req.removeAllListeners('data');
+          req.resume();
+          reject(tooLarge(maxBytes));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on('end', () => resolve(Buffer.concat(chunks, size)));
+      req.on('error', reject);
+    });
+    return bodyPromise;
+  };
+
+  const readJson = async (maxBytes: number): Promise<unknown> => {
+    const contentType = req.headers['content-type'] ?? '';
+    if (!/^application\/json\s*(;|$)/i.test(contentType)) {
+      // Drain the body so the connection stays usable, but never beyond the limit.
+      await readBody(maxBytes).catch(() => undefined);
+      throw new ApiError('invalid_request', 'Content-Type must be application/json.');
+    }
+    const raw = await readBody(maxBytes);
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+    } catch {
+      throw new ApiError('invalid_request', 'The body is not valid UTF-8.');
+    }
+    try {
+      return parseStrictJson(text);
+    } catch (error) {
+      if (error instanceof JsonSyntaxError) throw new ApiError('invalid_request', `The body is not valid JSON: ${error.message}.`);
+      throw error;
+    }
+  };
+
+  return { req, url, params: {}, requestId, singleHeader, readBody, readJson };
+}
+
+function tooLarge(maxBytes: number): ApiError {
+  return new ApiError('message_too_large', `The request exceeds the limit of ${maxBytes} bytes.`);
+}

@@ -1,0 +1,45 @@
+// Operations endpoints, without authentication: liveness, readiness, Prometheus metrics.
+import type { RelayServices } from '../services.js';
+import { publicRoute } from './route-helpers.js';
+import type { Route } from './router.js';
+
+export function opsRoutes(s: RelayServices): Route[] {
+  return [
+    publicRoute('GET', '/livez', async () => ({ status: 200, body: { status: 'ok' } })),
+    publicRoute('GET', '/readyz', async () => {
+      const checks = { ...s.health };
+      if (checks.database) {
+        checks.database = await s.db.get('SELECT 1 AS ok').then(() => true, () => false);
+      }
+      const ready = Object.values(checks).every(Boolean);
+      return { status: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', checks } };
+    }),
+    publicRoute('GET', '/metrics', async () => ({
+      status: 200,
+      raw: { contentType: 'text/plain; version=0.0.4; charset=utf-8', data: await renderMetrics(s) },
+    })),
+  ];
+}
+
+async function renderMetrics(s: RelayServices): Promise<string> {
+  const [jobs, emails, deliveries] = await Promise.all([
+    s.db.all<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state'),
+    s.db.all<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM emails GROUP BY status'),
+    s.db.all<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM webhook_deliveries GROUP BY state'),
+  ]);
+  const lines = [
+    '# HELP raven_queue_jobs Delivery jobs by state.',
+    '# TYPE raven_queue_jobs gauge',
+    ...jobs.map((r) => `raven_queue_jobs{state="${r.state}"} ${r.n}`),
+    '# HELP raven_emails Stored emails by status.',
+    '# TYPE raven_emails gauge',
+    ...emails.map((r) => `raven_emails{status="${r.status}"} ${r.n}`),
+    '# HELP raven_webhook_deliveries Webhook deliveries by state.',
+    '# TYPE raven_webhook_deliveries gauge',
+    ...deliveries.map((r) => `raven_webhook_deliveries{state="${r.state}"} ${r.n}`),
+    '# HELP raven_up Whether the relay is running.',
+    '# TYPE raven_up gauge',
+    'raven_up 1',
+  ];
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,317 @@
+// The delivery worker: claims due jobs atomically, dispatches each email through the provider,
+// records the outcomes, and schedules retries from the backoff table. At start-up it recovers jobs
+// a previous process left running. It also runs maintenance (body retention, idempotency expiry).
+//
+// Job states: ready -> running (claimed: committed before any connection is opened) -> done,
+// back to ready with a later run_at (deferred recipients), or dead (retries exhausted, or the
+// dispatch was interrupted). A job found running at start-up had begun its dispatch: the message
+// may have been accepted, so its pending recipients become delivery_unknown and are never resent.
+import { buildOutboundMessage, type EmailForMime } from '../delivery/mime.js';
+import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
+import { PENDING_STATUSES, recordDeliveryResult, settlePendingRecipients } from '../domain/outcomes.js';
+import { announceEvents, type StoredEvent } from '../domain/timeline.js';
+import type { RelayServices } from '../services.js';
+import { retryDelaySeconds } from './backoff.js';
+
+// Real time: how often due jobs are looked for when nothing wakes the worker.
+const POLL_INTERVAL_MS = 1_000;
+// Maintenance runs every minute, and whenever the test clock moves.
+const MAINTENANCE_INTERVAL_MS = 60_000;
+// stop() waits this long for dispatches in flight; an unfinished one stays `running` and is
+// recovered as delivery_unknown at the next start.
+const STOP_TIMEOUT_MS = 10_000;
+
+const PENDING_SQL = PENDING_STATUSES.map((s) => `'${s}'`).join(', ');
+
+export interface Worker {
+  stop(): Promise<void>;
+}
+
+interface ClaimedJob {
+  id: number;
+  email_id: string;
+  attempts: number;
+}
+
+/** Marks up to `limit` due jobs running, in one committed write, and returns them. */
+export async function claimDueJobs(services: RelayServices, limit: number): Promise<ClaimedJob[]> {
+  const now = services.clock.iso();
+  return services.db.write(async (tx) => {
+    const jobs = await tx.all<ClaimedJob>(
+      "SELECT id, email_id, attempts FROM jobs WHERE state = 'ready' AND run_at <= ? ORDER BY run_at, id LIMIT ?",
+      [now, limit],
+    );
+    for (const job of jobs) {
+      await tx.run("UPDATE jobs SET state = 'running', locked_at = ?, updated_at = ? WHERE id = ? AND state = 'ready'", [now, now, job.id]);
+    }
+    return jobs;
+  });
+}
+
+/** Start-up: jobs left running by a previous process had begun dispatch; never resend them. */
+export async function recoverInterruptedJobs(services: RelayServices): Promise<number> {
+  const now = services.clock.iso();
+  const events: StoredEvent[] = [];
+  const count = await services.db.write(async (tx) => {
+    events.length = 0;
+    const jobs = await tx.all<{ id: number; email_id: string }>("SELECT id, email_id FROM jobs WHERE state = 'running'");
+    for (const job of jobs) {
+      const outcome = await settlePendingRecipients(tx, job.email_id, 'delivery_unknown', now, { reason: 'dispatch_interrupted' });
+      events.push(...outcome.events);
+      await tx.run(
+        "UPDATE jobs SET state = 'dead', locked_at = NULL, last_error = 'interrupted mid-dispatch', updated_at = ? WHERE id = ?",
+        [now, job.id],
+      );
+    }
+    return jobs.length;
+  });
+  announceEvents(services.bus, events);
+  if (count > 0) services.log.warn('queue', 'recovered interrupted dispatches as delivery_unknown', { jobs: count });
+  return count;
+}
+
+/** Erases bodies of emails terminal for longer than the retention, and expired idempotency keys. */
+export async function runMaintenance(services: RelayServices): Promise<{ erased: number; expiredKeys: number }> {
+  const nowMs = services.clock.nowMs();
+  const now = new Date(nowMs).toISOString();
+  const cutoff = new Date(nowMs - services.config.limits.bodyRetentionDays * 86_400_000).toISOString();
+  return services.db.write(async (tx) => {
+    const erased = await tx.run(
+      `UPDATE emails SET text_body = NULL, html_body = NULL, body_erased_at = ?
+       WHERE body_erased_at IS NULL AND terminal_at IS NOT NULL AND terminal_at <= ?`,
+      [now, cutoff],
+    );
+    const expired = await tx.run('DELETE FROM idempotency_keys WHERE expires_at <= ?', [now]);
+    // The sink's bookkeeping for simulations only matters while an email is being retried.
+    await tx.run('DELETE FROM sink_attempts WHERE updated_at <= ?', [cutoff]);
+    await tx.run('DELETE FROM pending_complaints WHERE created_at <= ?', [cutoff]);
+    return { erased: erased.changes, expiredKeys: expired.changes };
+  });
+}
+
+function summarize(result: DeliveryResult): string {
+  const counts = new Map<string, number>();
+  for (const r of result.recipients) {
+    const key = r.smtpCode ? `${r.outcome} ${r.smtpCode}` : r.outcome;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
+}
+
+async function dispatch(services: RelayServices, provider: DeliveryProvider, job: ClaimedJob): Promise<void> {
+  const { db, clock, log } = services;
+  const attempt = job.attempts + 1;
+  const email = await db.get<EmailForMime>(
+    'SELECT id, from_address, to_json, cc_json, reply_to, subject, text_body, html_body, headers_json FROM emails WHERE id = ?',
+    [job.email_id],
+  );
+  const pending = await db.all<{ address: string; address_lc: string }>(
+    `SELECT address, address_lc FROM recipients WHERE email_id = ? AND status IN (${PENDING_SQL}) ORDER BY position`,
+    [job.email_id],
+  );
+  if (!email || pending.length === 0) {
+    await db.write((tx) =>
+      tx.run("UPDATE jobs SET state = 'done', locked_at = NULL, updated_at = ? WHERE id = ?", [clock.iso(), job.id]),
+    );
+    return;
+  }
+  // One RCPT per distinct address, even when it is listed twice (To and CC).
+  const seen = new Set<string>();
+  const envelopeTo = pending.filter((r) => !seen.has(r.address_lc) && seen.add(r.address_lc)).map((r) => r.address);
+
+  const settle = async (outcome: 'failed' | 'delivery_unknown', reason: string, error: unknown) => {
+    log.error('queue', 'dispatch failed', { job_id: job.id, email_id: job.email_id, reason, error: (error as Error).message });
+    const now = clock.iso();
+    const events = await db.write(async (tx) => {
+      const settled = await settlePendingRecipients(tx, job.email_id, outcome, now, { reason });
+      await tx.run("UPDATE jobs SET state = 'dead', attempts = ?, locked_at = NULL, last_error = ?, updated_at = ? WHERE id = ?", [
+        attempt,
+        `${reason}: ${(error as Error).message}`.slice(0, 200),
+        now,
+        job.id,
+      ]);
+      return settled.events;
+    });
+    announceEvents(services.bus, events);
+  };
+
+  let message: OutboundMessage;
+  try {
+    message = await buildOutboundMessage(email, envelopeTo, clock.now());
+  } catch (error) {
+    // Nothing was sent: the message cannot be built, and never will be.
+    await settle('failed', 'invalid_message', error);
+    return;
+  }
+  let result: DeliveryResult;
+  try {
+    result = await provider.deliver(message);
+  } catch (error) {
+    // Providers report SMTP outcomes per recipient, so this is a bug; it may have happened after
+    // the message was sent, so never resend.
+    await settle('delivery_unknown', 'dispatch_error', error);
+    return;
+  }
+
+  const nowMs = clock.nowMs();
+  const now = new Date(nowMs).toISOString();
+  const delay = retryDelaySeconds(attempt);
+  const nextAttemptAt = delay === undefined ? undefined : new Date(nowMs + delay * 1000).toISOString();
+  const summary = summarize(result);
+  const record = () =>
+    db.write(async (tx) => {
+      const outcome = await recordDeliveryResult(tx, {
+        emailId: job.email_id,
+        result,
+        acceptedMeans: provider.name === 'sink' ? 'delivered' : 'sent',
+        attempt,
+        nextAttemptAt,
+        now,
+      });
+      if (outcome.pending > 0 && nextAttemptAt !== undefined) {
+        await tx.run(
+          "UPDATE jobs SET state = 'ready', run_at = ?, attempts = ?, locked_at = NULL, last_error = ?, updated_at = ? WHERE id = ?",
+          [nextAttemptAt, attempt, summary, now, job.id],
+        );
+      } else {
+        const exhausted = nextAttemptAt === undefined && result.recipients.some((r) => r.outcome === 'deferred');
+        await tx.run("UPDATE jobs SET state = ?, attempts = ?, locked_at = NULL, last_error = ?, updated_at = ? WHERE id = ?", [
+          exhausted ? 'dead' : 'done',
+          attempt,
+          summary,
+          now,
+          job.id,
+        ]);
+      }
+      return outcome;
+    });
+  let outcome;
+  try {
+    outcome = await record();
+  } catch (error) {
+    // One more try: if it fails too the job stays running and start-up recovery settles it.
+    log.warn('queue', 'cannot record delivery outcome, retrying', { job_id: job.id, error: (error as Error).message });
+    await new Promise((r) => setTimeout(r, 1_000));
+    outcome = await record();
+  }
+  announceEvents(services.bus, outcome.events);
+  log.info('queue', 'dispatched', {
+    job_id: job.id,
+    email_id: job.email_id,
+    attempt,
+    outcome: summary,
+    status: outcome.status,
+    ...(outcome.pending > 0 && nextAttemptAt ? { next_attempt_at: nextAttemptAt } : {}),
+  });
+}
+
+export function startWorker(services: RelayServices, provider: DeliveryProvider): Worker {
+  const { db, clock, log, bus } = services;
+  const concurrency = Math.max(1, services.config.delivery.concurrency);
+  const inflight = new Set<Promise<void>>();
+  let stopped = false;
+  let ticking = false;
+  let again = false;
+  let maintaining = false;
+  let started = false; // after start-up recovery
+
+  async function tick(): Promise<void> {
+    if (ticking) {
+      again = true;
+      return;
+    }
+    ticking = true;
+    try {
+      do {
+        again = false;
+        const room = concurrency - inflight.size;
+        if (stopped || room <= 0) break;
+        // A cheap look on the read connection first, so an idle poll never takes the write lock.
+        const due = await db.get<{ id: number }>("SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? LIMIT 1", [clock.iso()]);
+        if (!due || stopped) break;
+        const jobs = await claimDueJobs(services, room);
+        for (const job of jobs) {
+          const run = dispatch(services, provider, job)
+            .catch((error: unknown) =>
+              log.error('queue', 'dispatch crashed', { job_id: job.id, email_id: job.email_id, error: (error as Error).message }),
+            )
+            .finally(() => {
+              inflight.delete(run);
+              kick();
+            });
+          inflight.add(run);
+        }
+        if (jobs.length === room) again = true;
+      } while (again && !stopped);
+    } catch (error) {
+      log.error('queue', 'cannot claim jobs', { error: (error as Error).message });
+    } finally {
+      ticking = false;
+    }
+  }
+
+  function kick(): void {
+    if (!stopped && started) void tick();
+  }
+
+  async function maintain(): Promise<void> {
+    if (stopped || maintaining) return;
+    maintaining = true;
+    try {
+      const done = await runMaintenance(services);
+      if (done.erased > 0 || done.expiredKeys > 0) log.info('queue', 'maintenance', { bodies_erased: done.erased, idempotency_keys_expired: done.expiredKeys });
+    } catch (error) {
+      log.error('queue', 'maintenance failed', { error: (error as Error).message });
+    } finally {
+      maintaining = false;
+    }
+  }
+
+  const onAdvanced = () => {
+    kick();
+    void maintain();
+  };
+
+  const startup = recoverInterruptedJobs(services)
+    .catch((error: unknown) => log.error('queue', 'start-up recovery failed', { error: (error as Error).message }))
+    .then(() => {
+      started = true;
+      kick();
+      void maintain();
+    });
+
+  const poll = setInterval(kick, POLL_INTERVAL_MS);
+  const maintenance = setInterval(() => void maintain(), MAINTENANCE_INTERVAL_MS);
+  poll.unref();
+  maintenance.unref();
+  bus.on('jobs.ready', kick);
+  clock.on('advanced', onAdvanced);
+  services.health.worker = true;
+  log.info('queue', 'worker started', { concurrency, provider: provider.name });
+
+  return {
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(poll);
+      clearInterval(maintenance);
+      bus.off('jobs.ready', kick);
+      clock.off('advanced', onAdvanced);
+      await startup;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        Promise.allSettled([...inflight]).then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) log.warn('queue', 'stopped with dispatches in flight; they are recovered at the next start', { in_flight: inflight.size });
+      // Wait for a maintenance write in progress: the database closes after the worker.
+      while (maintaining) await new Promise((r) => setTimeout(r, 10));
+      services.health.worker = false;
+      await provider.close();
+      log.info('queue', 'worker stopped');
+    },
+  };
+}

@@ -1,0 +1,40 @@
+// Secrets at rest: API keys are stored as SHA-256 digests (they are high-entropy, so a plain
+// digest is enough) and compared in constant time; secrets the relay must read back (webhook
+// signing secrets, DKIM private keys) are encrypted with AES-256-GCM under the relay's key.
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export function constantTimeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a, 'utf8');
+  const bb = Buffer.from(b, 'utf8');
+  // Compare digests so the lengths match and the time does not depend on where they differ.
+  const da = createHash('sha256').update(ab).digest();
+  const db = createHash('sha256').update(bb).digest();
+  return timingSafeEqual(da, db) && ab.length === bb.length;
+}
+
+export class SecretBox {
+  private readonly key: Buffer;
+
+  constructor(keyMaterial: string) {
+    this.key = createHash('sha256').update(keyMaterial, 'utf8').digest();
+  }
+
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+  }
+
+  open(sealed: string): string {
+    const [version, iv, tag, body] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('unreadable sealed secret');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}

@@ -1,0 +1,22 @@
+// What the parts of a running relay share. Built once by app.ts.
+import type { EventEmitter } from 'node:events';
+import type { Clock } from './clock.js';
+import type { RelayConfig } from './config.js';
+import type { Logger } from './log.js';
+import type { SecretBox } from './secrets.js';
+import type { Db } from './storage/db.js';
+import type { RateLimiter } from './domain/rate-limits.js';
+
+export interface RelayServices {
+  db: Db;
+  clock: Clock;
+  config: RelayConfig;
+  log: Logger;
+  secrets: SecretBox;
+  /** Domain events after commit: 'email.event' (StoredEvent), 'jobs.ready', 'webhooks.ready'. */
+  bus: EventEmitter;
+  rateLimiter: RateLimiter;
+  adminToken: string;
+  /** Set by app.ts: whether each part is up, for /readyz. */
+  health: { database: boolean; http: boolean; smtp: boolean; worker: boolean };
+}

@@ -1,0 +1,25 @@
+// Runs after `tsc -p tsconfig.build.json`: makes the CLI entry executable and copies the SQL
+// migrations, which tsc does not emit, next to the compiled storage code.
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+const cliEntry = join(root, 'dist/cli/main.js');
+if (existsSync(cliEntry)) {
+  // npm links `bin` entries as they are: without the shebang the OS cannot run the file.
+  // cli/main.ts carries it and tsc keeps it; add it if it ever goes missing.
+  const source = readFileSync(cliEntry, 'utf8');
+  if (!source.startsWith('#!')) writeFileSync(cliEntry, `#!/usr/bin/env node\n${source}`);
+  chmodSync(cliEntry, 0o755);
+}
+
+const migrationsSource = join(root, 'relay/storage/migrations');
+const migrationsTarget = join(root, 'dist/relay/storage/migrations');
+if (existsSync(migrationsSource)) {
+  mkdirSync(migrationsTarget, { recursive: true });
+  for (const name of readdirSync(migrationsSource).filter((n) => n.endsWith('.sql')).sort()) {
+    copyFileSync(join(migrationsSource, name), join(migrationsTarget, name));
+  }
+}

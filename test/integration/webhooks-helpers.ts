@@ -1,0 +1,123 @@
+// Shared by the webhook tests: a receiver on listen(0) that records every request with its raw
+// body bytes and answers as the test says, and small polling helpers.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import assert from 'node:assert/strict';
+import type { TestRelay } from '../helpers/start-relay.js';
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  raw: Buffer;
+  /** Real time of arrival, ms. */
+  at: number;
+}
+
+/** How the receiver answers one request: a status (and headers), or never ('hang'). */
+export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+
+export interface Receiver {
+  url: string;
+  port: number;
+  requests: ReceivedRequest[];
+  /** Decides the answer to each request (default 200). */
+  answer: (req: ReceivedRequest) => Answer;
+  /** Resolves when at least n requests arrived. */
+  waitForCount(n: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const hanging = new Set<http.ServerResponse>();
+  const waiters: Array<() => void> = [];
+  const receiver: Receiver = {
+    url: '',
+    port: 0,
+    requests: [],
+    answer: () => ({ status: 200 }),
+    async waitForCount(n, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (receiver.requests.length < n) {
+        if (Date.now() > deadline) throw new Error(`receiver got ${receiver.requests.length} requests, expected ${n}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 50);
+        });
+      }
+      return receiver.requests;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of hanging) res.destroy();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const record: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        raw: Buffer.concat(chunks),
+        at: Date.now(),
+      };
+      receiver.requests.push(record);
+      waiters.splice(0).forEach((w) => w());
+      const answer = receiver.answer(record);
+      if (answer === 'hang') {
+        hanging.add(res);
+        return;
+      }
+      res.writeHead(answer.status, answer.headers);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.port = (server.address() as AddressInfo).port;
+  receiver.url = `http://127.0.0.1:${receiver.port}/hook`;
+  return receiver;
+}
+
+export async function createEndpoint(t: TestRelay, url: string, events: string[] = ['email.queued']) {
+  const res = await t.admin('POST', `/admin/v1/projects/${t.projectId}/webhooks`, { url, events });
+  assert.equal(res.status, 201, res.text);
+  return res.body as { id: string; secret: string; url: string; events: string[] };
+}
+
+export interface AttemptView {
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  attempted_at: string;
+  next_attempt_at: string | null;
+}
+
+export async function deliveries(t: TestRelay, webhookId: string): Promise<AttemptView[]> {
+  const res = await t.admin('GET', `/admin/v1/webhooks/${webhookId}/deliveries`);
+  assert.equal(res.status, 200, res.text);
+  return res.body.deliveries;
+}
+
+/** Polls the deliveries list until `n` attempts are recorded. */
+export async function waitForAttempts(t: TestRelay, webhookId: string, n: number, timeoutMs = 10_000): Promise<AttemptView[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const list = await deliveries(t, webhookId);
+    if (list.length >= n) return list;
+    if (Date.now() > deadline) throw new Error(`expected ${n} attempts, have ${list.length}: ${JSON.stringify(list)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export async function advanceClock(t: TestRelay, seconds: number): Promise<void> {
+  const res = await t.admin('POST', '/admin/v1/clock/advance', { seconds });
+  assert.equal(res.status, 200, res.text);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
