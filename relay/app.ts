@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Clock } from './clock.js';
 import { resolveConfig, type RelayConfig, type RelayFlags } from './config.js';
 import { createSinkProvider } from './delivery/sink.js';
+import { createUpstreamProvider } from './delivery/upstream.js';
 import { RateLimiter } from './domain/rate-limits.js';
 import { bootstrapIfEmpty, type Bootstrap } from './domain/tenancy.js';
 import { startHttpServer } from './http/server.js';
@@ -93,7 +94,11 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     stops.push(() => sink.close());
     services.health.smtp = true;
 
-    const provider = createSinkProvider({ host: sink.host, port: sink.port }, services);
+    // The sink by default; with an upstream (CONTRACT section 6), real delivery through it.
+    const provider =
+      config.delivery.provider === 'smtp' && config.delivery.smtp
+        ? createUpstreamProvider(config.delivery.smtp, services)
+        : createSinkProvider({ host: sink.host, port: sink.port }, services);
     stops.push(() => provider.close());
     const worker = startWorker(services, provider);
     stops.push(() => worker.stop());

@@ -98,9 +98,9 @@ export async function startHttpServer(services: RelayServices): Promise<HttpServ
           return errorReply(error);
         })
         .then((reply) => {
-          // A body we refused to read must not be parsed as the next request: close the
-          // connection after answering, discarding (never buffering) what the client still sends.
-          if (!req.complete) reply = { ...reply, headers: { ...reply.headers, Connection: 'close' } };
+          // A body we refused to read is dumped by node:http once the response finishes (read
+          // and discarded, never buffered), so it cannot be parsed as the next request;
+          // requestTimeout bounds how long a client may keep sending it.
           send(res, requestId, reply);
           log.debug('http', 'request', {
             request_id: requestId,
@@ -109,10 +109,6 @@ export async function startHttpServer(services: RelayServices): Promise<HttpServ
             status: reply.status,
             ms: Math.round((performance.now() - started) * 10) / 10,
           });
-          if (!req.complete) {
-            req.resume();
-            res.once('finish', () => setTimeout(() => req.socket.destroy(), 10_000).unref());
-          }
         });
     },
   );

@@ -740,7 +740,9 @@ export interface components {
             type: components["schemas"]["EventType"];
             occurredAt: components["schemas"]["Timestamp"];
             /** @description Sanitized event details (for example the recipient and a status). */
-            payload: Record<string, never>;
+            payload: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @description One email in detail. Bodies, BCC addresses, original headers and raw SMTP diagnostics are

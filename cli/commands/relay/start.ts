@@ -69,6 +69,8 @@ export function register(cmd: Command): void {
           ? { workspace_id: b.workspaceId, project_id: b.projectId, domain: b.domain, key_id: b.keyId, api_key: b.apiKey }
           : null,
       };
+      // Listen for signals before announcing readiness: a supervisor may signal at once.
+      const stopped = untilStopped(relay.stop.bind(relay), ctx.out.json ? () => {} : (m) => process.stderr.write(`${m}\n`));
       const paint = ctx.out.paint;
       ctx.out.result(result, () =>
         [
@@ -95,7 +97,7 @@ export function register(cmd: Command): void {
       );
       ctx.out.hint('Press Ctrl-C to stop.');
 
-      await untilStopped(relay.stop.bind(relay), ctx.out.json ? () => {} : (m) => process.stderr.write(`${m}\n`));
+      await stopped;
     }));
   addHelp(cmd, {
     examples: [
