@@ -6,7 +6,8 @@
 // back to ready with a later run_at (deferred recipients), or dead (retries exhausted, or the
 // dispatch was interrupted). A job found running at start-up had begun its dispatch: the message
 // may have been accepted, so its pending recipients become delivery_unknown and are never resent.
-import { buildOutboundMessage, type EmailForMime } from '../delivery/mime.js';
+import { signWithDomainKey } from '../delivery/dkim.js';
+import { buildOutboundMessage, senderDomain, type EmailForMime } from '../delivery/mime.js';
 import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
 import { PENDING_STATUSES, recordDeliveryResult, settlePendingRecipients } from '../domain/outcomes.js';
 import { announceEvents, type StoredEvent } from '../domain/timeline.js';
@@ -138,6 +139,7 @@ async function dispatch(services: RelayServices, provider: DeliveryProvider, job
   let message: OutboundMessage;
   try {
     message = await buildOutboundMessage(email, envelopeTo, clock.now());
+    message.raw = await signWithDomainKey(services, email.id, senderDomain(email.from_address), message.raw);
   } catch (error) {
     // Nothing was sent: the message cannot be built, and never will be.
     await settle('failed', 'invalid_message', error);

@@ -1,0 +1,29 @@
+// DKIM: every message is signed with the key pair generated when its sender domain was connected
+// to the project (the private key is stored sealed and opened only here, never logged).
+import DKIM from 'nodemailer/lib/dkim';
+import type { RelayServices } from '../services.js';
+
+interface DomainKeyRow {
+  name: string;
+  dkim_selector: string;
+  dkim_private_key: string | null;
+}
+
+/** The raw message with a DKIM-Signature header, or unchanged when the domain has no key. */
+export async function signWithDomainKey(services: RelayServices, emailId: string, senderDomain: string, raw: Buffer): Promise<Buffer> {
+  const row = await services.db.get<DomainKeyRow>(
+    `SELECT d.name, d.dkim_selector, d.dkim_private_key FROM domains d JOIN emails e ON e.project_id = d.project_id
+      WHERE e.id = ? AND d.name = ? AND d.status = 'verified'`,
+    [emailId, senderDomain],
+  );
+  if (!row?.dkim_private_key) return raw;
+  const signer = new DKIM({
+    domainName: row.name,
+    keySelector: row.dkim_selector,
+    privateKey: services.secrets.open(row.dkim_private_key),
+  });
+  const chunks: Buffer[] = [];
+  const signed = signer.sign(raw);
+  for await (const chunk of signed) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
