@@ -13,6 +13,7 @@ import { PENDING_STATUSES, recordDeliveryResult, settlePendingRecipients } from 
 import { announceEvents, type StoredEvent } from '../domain/timeline.js';
 import type { RelayServices } from '../services.js';
 import { retryDelaySeconds } from './backoff.js';
+import { ProviderLimits, utcDay } from './provider-limits.js';
 
 // Real time: how often due jobs are looked for when nothing wakes the worker.
 const POLL_INTERVAL_MS = 1_000;
@@ -99,7 +100,7 @@ function summarize(result: DeliveryResult): string {
   return [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
 }
 
-async function dispatch(services: RelayServices, provider: DeliveryProvider, job: ClaimedJob): Promise<void> {
+async function dispatch(services: RelayServices, provider: DeliveryProvider, limits: ProviderLimits, job: ClaimedJob): Promise<void> {
   const { db, clock, log } = services;
   const attempt = job.attempts + 1;
   const email = await db.get<EmailForMime>(
@@ -119,6 +120,19 @@ async function dispatch(services: RelayServices, provider: DeliveryProvider, job
   // One RCPT per distinct address, even when it is listed twice (To and CC).
   const seen = new Set<string>();
   const envelopeTo = pending.filter((r) => !seen.has(r.address_lc) && seen.add(r.address_lc)).map((r) => r.address);
+
+  // Over the provider's rate or daily allowance: back to the queue, not a delivery attempt.
+  const retryAtMs = limits.reserve(envelopeTo.length, clock.nowMs());
+  if (retryAtMs > 0) {
+    await db.write((tx) =>
+      tx.run("UPDATE jobs SET state = 'ready', run_at = ?, locked_at = NULL, updated_at = ? WHERE id = ?", [
+        new Date(retryAtMs).toISOString(),
+        clock.iso(),
+        job.id,
+      ]),
+    );
+    return;
+  }
 
   const settle = async (outcome: 'failed' | 'delivery_unknown', reason: string, error: unknown) => {
     log.error('queue', 'dispatch failed', { job_id: job.id, email_id: job.email_id, reason, error: (error as Error).message });
@@ -216,6 +230,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
   let again = false;
   let maintaining = false;
   let started = false; // after start-up recovery
+  let limits = new ProviderLimits(services.config.delivery, 0, clock.nowMs());
 
   async function tick(): Promise<void> {
     if (ticking) {
@@ -233,7 +248,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
         if (!due || stopped) break;
         const jobs = await claimDueJobs(services, room);
         for (const job of jobs) {
-          const run = dispatch(services, provider, job)
+          const run = dispatch(services, provider, limits, job)
             .catch((error: unknown) =>
               log.error('queue', 'dispatch crashed', { job_id: job.id, email_id: job.email_id, error: (error as Error).message }),
             )
@@ -275,6 +290,15 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
   };
 
   const startup = recoverInterruptedJobs(services)
+    .then(async () => {
+      // The daily allowance counts what was already handed to the provider today.
+      const dayStart = `${utcDay(clock.nowMs())}T00:00:00.000Z`;
+      const row = await db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM recipients WHERE updated_at >= ? AND status NOT IN ('queued', 'suppressed')",
+        [dayStart],
+      );
+      limits = new ProviderLimits(services.config.delivery, row?.n ?? 0, clock.nowMs());
+    })
     .catch((error: unknown) => log.error('queue', 'start-up recovery failed', { error: (error as Error).message }))
     .then(() => {
       started = true;
