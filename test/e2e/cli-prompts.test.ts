@@ -16,7 +16,7 @@ after(async () => {
 });
 
 test('send prompts for from, subject and body in a terminal, then sends', async () => {
-  const env = { ...process.env, NO_COLOR: '1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
   delete env.CI; // the CLI never prompts under CI
   const command = `${process.execPath} --import tsx cli/main.ts send --api-key ${t.apiKey} --base-url ${t.url} --to pty@${t.domain}`;
   const child = spawn('script', ['-qfec', command, '/dev/null'], { env, cwd: root });

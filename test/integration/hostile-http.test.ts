@@ -32,7 +32,9 @@ function raw(body: Buffer | string, headers: http.OutgoingHttpHeaders = {}): Pro
 const valid = () => ({ from: `a@${t.domain}`, to: `b@${t.domain}`, subject: 's', text: 't' });
 
 test('repeated Authorization or Idempotency-Key headers are 400 invalid_request', async () => {
-  for (const headers of [{ authorization: [`Bearer ${t.apiKey}`, `Bearer ${t.apiKey}`] }, { 'idempotency-key': ['a', 'b'] }]) {
+  // Node sends an array value as repeated header lines.
+  const repeated = [{ authorization: [`Bearer ${t.apiKey}`, `Bearer ${t.apiKey}`] }, { 'idempotency-key': ['a', 'b'] }] as unknown as http.OutgoingHttpHeaders[];
+  for (const headers of repeated) {
     const res = await raw(JSON.stringify(valid()), headers);
     assert.equal(res.status, 400, JSON.stringify(res.body));
     assert.equal(res.body.error.code, 'invalid_request');

@@ -1,0 +1,2 @@
+// autocannon ships no type declarations; the benchmarks use it loosely.
+declare module 'autocannon';
