@@ -47,7 +47,7 @@ function message(domain: string, i = 0) {
     from: `Bench <sender@${domain}>`,
     to: [`user1@${domain}`, `user2@${domain}`, `user3@${domain}`],
     subject: `Your receipt #${i}`,
-    text: 'Thanks for your order. '.repeat(30),
+    text: 'Thanks for your order. '.repeat(38),
     tags: { category: 'receipt' },
   };
   return JSON.stringify(body);
@@ -71,6 +71,9 @@ async function load(kind: 'node' | 'sqlite' | 'relay', name: string): Promise<Lo
       },
     ],
   };
+  const probe = await fetch(`${t.url}/v1/emails`, { method: 'POST', headers: opts.requests[0].headers, body: bodyStr });
+  if (probe.status !== 202) console.log(`  (warning: ${name} answered ${probe.status}: ${await probe.text()})`);
+  else await probe.arrayBuffer();
   await autocannon({ ...opts, duration: 1 }); // warm-up, not reported
   const r = await autocannon({ ...opts, duration: SECONDS });
   const peakRss = await stopTarget(t);

@@ -115,6 +115,7 @@ async function startRelayTarget() {
 
 const target = kind === 'node' ? await startNode() : kind === 'sqlite' ? await startSqlite() : await startRelayTarget();
 process.send!({ ready: true, url: target.url, apiKey: (target as any).apiKey ?? 'x', domain: (target as any).domain ?? 'example.test' });
+process.on('disconnect', () => process.exit(1));
 process.on('message', async (m: any) => {
   if (m === 'peak') {
     process.send!({ peakRss });
