@@ -1,20 +1,19 @@
 // The delivery provider's account-level limits (specification section 8, quota rule 3): a
 // recipient-weighted sending rate and a daily allowance. When either is reached the worker puts
 // the job back in the queue for later instead of failing it. Both read the relay clock.
+import { nextUtcDayStart, utcDay } from '../clock.js';
 import type { DeliveryConfig } from '../config.js';
 
 export class ProviderLimits {
   private readonly recent: Array<{ atMs: number; recipients: number }> = [];
-  private day = '';
-  private usedToday = 0;
+  private day: string;
 
   constructor(
     private readonly config: Pick<DeliveryConfig, 'recipientsPerSecond' | 'dailyRecipients'>,
-    usedTodayAtStart = 0,
+    private usedToday = 0,
     nowMs = Date.now(),
   ) {
     this.day = utcDay(nowMs);
-    this.usedToday = usedTodayAtStart;
   }
 
   /** Takes room for `recipients` now and returns 0, or returns when to try again (ms epoch). */
@@ -25,6 +24,7 @@ export class ProviderLimits {
       this.usedToday = 0;
     }
     const { dailyRecipients, recipientsPerSecond } = this.config;
+    // The first message of a day always goes, even one larger than the whole allowance.
     if (dailyRecipients > 0 && this.usedToday > 0 && this.usedToday + recipients > dailyRecipients) {
       return nextUtcDayStart(nowMs);
     }
@@ -38,13 +38,4 @@ export class ProviderLimits {
     this.usedToday += recipients;
     return 0;
   }
-}
-
-export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
-
-function nextUtcDayStart(ms: number): number {
-  const d = new Date(ms);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
 }

@@ -6,6 +6,7 @@
 // back to ready with a later run_at (deferred recipients), or dead (retries exhausted, or the
 // dispatch was interrupted). A job found running at start-up had begun its dispatch: the message
 // may have been accepted, so its pending recipients become delivery_unknown and are never resent.
+import { utcDay } from '../clock.js';
 import { signWithDomainKey } from '../delivery/dkim.js';
 import { buildOutboundMessage, senderDomain, type EmailForMime } from '../delivery/mime.js';
 import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
@@ -13,7 +14,7 @@ import { PENDING_STATUSES, recordDeliveryResult, settlePendingRecipients } from 
 import { announceEvents, type StoredEvent } from '../domain/timeline.js';
 import type { RelayServices } from '../services.js';
 import { retryDelaySeconds } from './backoff.js';
-import { ProviderLimits, utcDay } from './provider-limits.js';
+import { ProviderLimits } from './provider-limits.js';
 
 // Real time: how often due jobs are looked for when nothing wakes the worker.
 const POLL_INTERVAL_MS = 1_000;
