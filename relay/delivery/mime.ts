@@ -35,7 +35,7 @@ export function envelopeSender(emailId: string, fromDomain: string): string {
 
 /** The email id in a VERP envelope sender, if it is one of ours. */
 export function emailIdFromEnvelopeSender(sender: string): string | undefined {
-  return /^bounce\+(em_[0-9a-z]{26})@/i.exec(sender)?.[1];
+  return /^bounce\+(em_[0-9a-z]{26})@/i.exec(sender)?.[1]?.toLowerCase();
 }
 
 export async function buildOutboundMessage(email: EmailForMime, recipients: string[], date: Date): Promise<OutboundMessage> {

@@ -9,6 +9,7 @@
 // RCPT answers (accepted, rejected, rejectedErrors) even when the transaction fails later.
 import { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { isHardBounceStatus } from '../domain/outcomes.js';
 import type { Logger } from '../log.js';
 import type { DeliveryProvider, DeliveryResult, OutboundMessage, RecipientOutcome, RecipientResult } from './provider.js';
 
@@ -60,9 +61,6 @@ interface Session {
 
 const CONNECTION_ERRORS = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'ETLS', 'EPROTOCOL']);
 
-// Permanent refusals that say the mailbox does not exist: a hard bounce, which suppresses.
-const HARD_BOUNCE_CODES = new Set(['5.1.0', '5.1.1', '5.1.2', '5.1.3', '5.1.6', '5.1.10', '5.2.1']);
-
 /** The enhanced status code (RFC 3463) at the start of a reply's text, if any. */
 export function enhancedStatusCode(response: string | undefined): string | undefined {
   return response ? /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(response)?.[1] : undefined;
@@ -72,7 +70,7 @@ export function enhancedStatusCode(response: string | undefined): string | undef
 export function classifyReply(code: number | undefined, response: string | undefined): RecipientOutcome {
   if (code === undefined || code < 500 || code === 503) return 'deferred'; // 503: wrong session state, not the message
   const enhanced = enhancedStatusCode(response);
-  if (enhanced) return HARD_BOUNCE_CODES.has(enhanced) ? 'bounced' : 'rejected';
+  if (enhanced) return isHardBounceStatus(enhanced) ? 'bounced' : 'rejected';
   return code === 550 || code === 551 || code === 553 ? 'bounced' : 'rejected';
 }
 

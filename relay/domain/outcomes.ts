@@ -2,7 +2,7 @@
 // (CONTRACT section 4): the recipient rows, the timeline events (with their webhook outbox rows),
 // the suppressions a hard bounce or complaint creates, and terminal_at, all inside the caller's
 // transaction. Callers announce the returned events after COMMIT (announceEvents).
-import type { DeliveryResult, RecipientOutcome } from '../delivery/provider.js';
+import type { DeliveryResult, RecipientResult } from '../delivery/provider.js';
 import type { Queryable } from '../storage/db.js';
 import { recordEvent, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
 
@@ -108,9 +108,9 @@ class OutcomeRecorder {
     );
   }
 
-  async complain(recipient: RecipientRow): Promise<void> {
+  async complain(recipient: RecipientRow, data?: Record<string, unknown>): Promise<void> {
     await this.setStatus(recipient, 'complained', false);
-    await this.event(recipient, 'email.complained');
+    await this.event(recipient, 'email.complained', data);
     await this.suppress(recipient, 'complaint');
   }
 
@@ -167,14 +167,14 @@ export interface RecordedOutcome {
 export async function recordDeliveryResult(tx: Queryable, input: DeliveryRecordInput): Promise<RecordedOutcome> {
   const rec = await recorder(tx, input.emailId, input.now);
   if (!rec) return { events: [], status: 'failed', terminal: true, pending: 0 };
-  const byAddress = new Map<string, RecipientOutcome>();
-  for (const r of input.result.recipients) byAddress.set(r.address.toLowerCase(), r.outcome);
+  const byAddress = new Map<string, RecipientResult>();
+  for (const r of input.result.recipients) byAddress.set(r.address.toLowerCase(), r);
 
   for (const recipient of rec.recipients) {
     if (!PENDING_STATUSES.includes(recipient.status)) continue;
-    const outcome = byAddress.get(recipient.address_lc);
-    if (outcome === undefined) continue;
-    switch (outcome) {
+    const answer = byAddress.get(recipient.address_lc);
+    if (answer === undefined) continue;
+    switch (answer.outcome) {
       case 'accepted':
         await rec.setStatus(recipient, input.acceptedMeans, true);
         await rec.event(recipient, 'email.sent');
@@ -194,7 +194,10 @@ export async function recordDeliveryResult(tx: Queryable, input: DeliveryRecordI
         break;
       case 'bounced':
         await rec.setStatus(recipient, 'bounced', true);
-        await rec.event(recipient, 'email.bounced', { bounce_type: 'hard' });
+        await rec.event(recipient, 'email.bounced', {
+          bounce_type: 'hard',
+          ...(answer.enhancedCode ? { enhanced_status_code: answer.enhancedCode } : {}),
+        });
         await rec.suppress(recipient, 'hard_bounce');
         break;
       case 'rejected':
@@ -241,7 +244,13 @@ export async function settlePendingRecipients(
  * recipient becomes complained and is suppressed; the email stays delivered. A complaint that
  * arrives before the delivery is recorded waits in pending_complaints and is applied with it.
  */
-export async function recordComplaint(tx: Queryable, emailId: string, address: string, now: string): Promise<StoredEvent[]> {
+export async function recordComplaint(
+  tx: Queryable,
+  emailId: string,
+  address: string,
+  now: string,
+  data?: Record<string, unknown>,
+): Promise<StoredEvent[]> {
   const rec = await recorder(tx, emailId, now);
   if (!rec) return [];
   const addressLc = address.toLowerCase();
@@ -249,7 +258,7 @@ export async function recordComplaint(tx: Queryable, emailId: string, address: s
   let complained = false;
   for (const recipient of matching) {
     if (recipient.status === 'delivered' || recipient.status === 'sent') {
-      await rec.complain(recipient);
+      await rec.complain(recipient, data);
       complained = true;
     } else if (PENDING_STATUSES.includes(recipient.status)) {
       await tx.run(
@@ -259,5 +268,57 @@ export async function recordComplaint(tx: Queryable, emailId: string, address: s
     }
   }
   if (complained) await rec.finish();
+  return rec.events;
+}
+
+// Permanent failures that say the address does not exist or is disabled (RFC 3463): a hard bounce,
+// which suppresses. Other permanent failures (policy, content, a full mailbox) may pass later.
+const HARD_BOUNCE_STATUSES = new Set(['5.1.0', '5.1.1', '5.1.2', '5.1.3', '5.1.6', '5.1.10', '5.2.1']);
+
+/** Whether an enhanced status code (`5.1.1`) names a hard bounce. */
+export function isHardBounceStatus(enhancedStatus: string | undefined): boolean {
+  return enhancedStatus !== undefined && HARD_BOUNCE_STATUSES.has(enhancedStatus);
+}
+
+/** What a report from the receiving side (a delivery status notification) says about a recipient. */
+export type RemoteReport =
+  | { kind: 'bounce'; enhancedStatus?: string }
+  | { kind: 'delay'; enhancedStatus?: string }
+  | { kind: 'delivery' };
+
+// A bounce may overtake the worker's own record of the acceptance (the recipient still pending),
+// and proves that an unknown outcome did reach the provider.
+const BOUNCEABLE: readonly RecipientStatus[] = ['queued', 'delivery_delayed', 'sent', 'delivered', 'delivery_unknown'];
+
+/**
+ * Applies a delivery status notification to one recipient of an email: a failure is a bounce
+ * (hard ones suppress, soft ones do not), a delay only adds an event, a delivery moves `sent` to
+ * `delivered`. A report that repeats what is already known changes nothing.
+ */
+export async function recordRemoteReport(
+  tx: Queryable,
+  emailId: string,
+  address: string,
+  report: RemoteReport,
+  now: string,
+): Promise<StoredEvent[]> {
+  const rec = await recorder(tx, emailId, now);
+  if (!rec) return [];
+  const addressLc = address.toLowerCase();
+  for (const recipient of rec.recipients.filter((r) => r.address_lc === addressLc)) {
+    const detail = report.kind !== 'delivery' && report.enhancedStatus ? { enhanced_status_code: report.enhancedStatus } : {};
+    if (report.kind === 'bounce' && BOUNCEABLE.includes(recipient.status)) {
+      const hard = isHardBounceStatus(report.enhancedStatus);
+      await rec.setStatus(recipient, 'bounced', false);
+      await rec.event(recipient, 'email.bounced', { bounce_type: hard ? 'hard' : 'soft', source: 'dsn', ...detail });
+      if (hard) await rec.suppress(recipient, 'hard_bounce');
+    } else if (report.kind === 'delay' && recipient.status === 'sent') {
+      await rec.event(recipient, 'email.delivery_delayed', { source: 'dsn', ...detail });
+    } else if (report.kind === 'delivery' && recipient.status === 'sent') {
+      await rec.setStatus(recipient, 'delivered', false);
+      await rec.event(recipient, 'email.delivered', { source: 'dsn' });
+    }
+  }
+  if (rec.events.length > 0) await rec.finish();
   return rec.events;
 }

@@ -8,6 +8,10 @@
 //   complained accepted; then the feedback loop reports a spam complaint
 // Any SMTP client may send to it; the relay's worker does, with the email id in a VERP envelope
 // sender (bounce+<email_id>@raven.<domain>) so outcomes can be tied to the email.
+//
+// Mail to `raven.<domain>` addresses is not captured: that is the MX where bounces and complaints
+// come back (reports/report-mailbox.ts). With an upstream provider the listener is a public MX,
+// so it takes nothing but those reports.
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { emailIdFromEnvelopeSender } from '../delivery/mime.js';
 import { recordComplaint } from '../domain/outcomes.js';
@@ -16,6 +20,7 @@ import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import { insertCapturedMessage } from '../storage/captured.js';
 import { headerValue, parseHeaders } from './headers.js';
+import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
 
 export interface SmtpSink {
   host: string;
@@ -63,9 +68,19 @@ function deliveryKey(session: SMTPServerSession): string {
   return emailIdFromEnvelopeSender(sender) ?? `sender:${sender.toLowerCase()}`;
 }
 
+type SmtpCallback = (err?: Error | null, message?: string) => void;
+
+function answer(verdict: Verdict, callback: SmtpCallback): void {
+  if (verdict.ok) callback(null, verdict.message);
+  else callback(smtpError(verdict.code, verdict.message));
+}
+
 export async function startSmtpSink(services: RelayServices, options: SmtpSinkOptions = {}): Promise<SmtpSink> {
   const { db, log, clock } = services;
   const maxBytes = options.maxMessageBytes ?? SINK_DEFAULTS.maxMessageBytes;
+  const reports = createReportMailbox(services);
+  // Development (the sink provider) captures any mail; a production listener is only the report MX.
+  const capturesMail = services.config.delivery.provider === 'sink';
 
   /** Counts an attempt; true when it is the first, which the `delayed` simulation defers. */
   async function firstAttempt(key: string, addressLc: string): Promise<boolean> {
@@ -84,22 +99,43 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     });
   }
 
+  /** Answers with the verdict, or a temporary local error (the client retries) when it cannot be reached. */
+  function answerWhenSettled(verdict: Promise<Verdict>, callback: SmtpCallback, failure: string): void {
+    verdict.then(
+      (v) => answer(v, callback),
+      (error: unknown) => {
+        log.error('smtp', failure, { error: (error as Error).message });
+        callback(smtpError(451, '4.3.0 local error in processing, try again later'));
+      },
+    );
+  }
+
+  /** Reports and captured mail are answered differently at the end of DATA, so they never share a transaction. */
+  function acceptReportRecipient(rcpt: string, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+    if (session.envelope.rcptTo.some((r) => !isReportAddress(r.address))) {
+      return callback(smtpError(452, '4.5.3 send reports in a transaction of their own'));
+    }
+    answerWhenSettled(reports.acceptRecipient(rcpt), callback, 'cannot check a report address');
+  }
+
   function onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
     const rcpt = address.address;
+    if (isReportAddress(rcpt)) return acceptReportRecipient(rcpt, session, callback);
+    if (!capturesMail) return callback(smtpError(550, `5.7.1 <${rcpt}>: relaying denied`));
+    if (session.envelope.rcptTo.some((r) => isReportAddress(r.address))) {
+      return callback(smtpError(452, '4.5.3 send reports in a transaction of their own'));
+    }
     switch (simulatedOutcome(rcpt)) {
       case 'bounced':
         return callback(smtpError(550, `5.1.1 <${rcpt}>: mailbox does not exist`));
       case 'rejected':
         return callback(smtpError(554, `5.7.1 <${rcpt}>: message refused`));
-      case 'delayed':
-        firstAttempt(deliveryKey(session), rcpt.toLowerCase()).then(
-          (first) => callback(first ? smtpError(451, `4.7.1 <${rcpt}>: mailbox busy, try again later`) : null),
-          (error: unknown) => {
-            log.error('smtp', 'cannot record a delivery attempt', { error: (error as Error).message });
-            callback(smtpError(451, '4.3.0 local error, try again later'));
-          },
+      case 'delayed': {
+        const verdict = firstAttempt(deliveryKey(session), rcpt.toLowerCase()).then(
+          (first): Verdict => (first ? { ok: false, code: 451, message: `4.7.1 <${rcpt}>: mailbox busy, try again later` } : { ok: true }),
         );
-        return;
+        return answerWhenSettled(verdict, callback, 'cannot record a delivery attempt');
+      }
       default:
         return callback();
     }
@@ -157,6 +193,10 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
       }
       const raw = Buffer.concat(chunks, bytes);
       const recipients = session.envelope.rcptTo.map((r) => r.address);
+      if (recipients.some(isReportAddress)) {
+        answerWhenSettled(reports.receive(raw, recipients), callback, 'cannot record a report');
+        return;
+      }
       capture(raw, session).then(
         ({ id, emailId }) => {
           if (recipients.some((r) => simulatedOutcome(r) === 'unknown')) {

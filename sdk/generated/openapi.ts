@@ -800,6 +800,25 @@ export interface components {
             status?: components["schemas"]["RecipientStatus"];
             /** @description A short, sanitized reason (for example `hard_bounce`); never a raw SMTP reply. */
             reason?: string;
+            /**
+             * @description On `email.bounced`: `hard` (the address does not exist or is disabled: the address is
+             *     suppressed) or `soft` (a full mailbox, an expired retry, a policy refusal: not suppressed).
+             * @enum {string}
+             */
+            bounce_type?: "hard" | "soft";
+            /**
+             * @description On bounces and delays reported by the receiving side, the RFC 3463 status (`5.1.1`).
+             * @example 5.1.1
+             */
+            enhanced_status_code?: string;
+            /**
+             * @description Present when the event comes from a report mailed back to the `raven.` MX: a delivery
+             *     status notification (RFC 3464) or an abuse feedback report (RFC 5965).
+             * @enum {string}
+             */
+            source?: "dsn" | "arf";
+            /** @description On `email.complained` from a feedback report, its Feedback-Type (`abuse`, `fraud`, ...). */
+            feedback_type?: string;
         } & {
             [key: string]: unknown;
         };

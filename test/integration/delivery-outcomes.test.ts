@@ -94,7 +94,8 @@ describe('delivery through the SMTP sink', () => {
     const events = await h.events(id);
     assert.deepEqual(events.map((e) => e.type), ['email.bounced']);
     assert.equal(events[0]!.payload.bounce_type, 'hard');
-    assert.doesNotMatch(JSON.stringify(events), /550|5\.1\.1|mailbox/, 'no raw SMTP diagnostics in payloads');
+    assert.equal(events[0]!.payload.enhanced_status_code, '5.1.1', 'the RFC 3463 status, not the reply');
+    assert.doesNotMatch(JSON.stringify(events), /550|mailbox/, 'no raw SMTP diagnostics in payloads');
     const suppression = await h.services.db.get<{ reason: string }>('SELECT reason FROM suppressions WHERE address_lc = ?', [`bounced+1@${h.domain}`]);
     assert.equal(suppression?.reason, 'hard_bounce');
     assert.equal((await h.captured(id)).length, 0);

@@ -2,25 +2,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import nodemailer from 'nodemailer';
-import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { buildOutboundMessage } from '../../relay/delivery/mime.js';
 import { createUpstreamProvider } from '../../relay/delivery/upstream.js';
 import { listCapturedMessages, getCapturedMessage } from '../../relay/storage/captured.js';
 import { startHarness, type Harness } from '../helpers/delivery-harness.js';
+import { smtpConnect, smtpSend as send } from '../helpers/smtp-send.js';
 
 const LIMIT = 64 * 1024;
 
-function connect(h: Harness): Promise<SMTPConnection> {
-  const conn = new SMTPConnection({ host: h.sink.host, port: h.sink.port, ignoreTLS: true, logger: false });
-  conn.on('error', () => undefined);
-  return new Promise((resolve, reject) => conn.connect((err) => (err ? reject(err) : resolve(conn))));
-}
-
-function send(conn: SMTPConnection, from: string, to: string[], message: string | Buffer) {
-  return new Promise<{ accepted: string[]; rejected: string[]; response: string }>((resolve, reject) =>
-    conn.send({ from, to }, message, (err, info) => (err ? reject(err) : resolve(info as never))),
-  );
-}
+const connect = (h: Harness) => smtpConnect(h.sink.host, h.sink.port);
 
 describe('the SMTP sink', () => {
   let h: Harness;
@@ -83,6 +73,24 @@ describe('the SMTP sink', () => {
       return true;
     });
     assert.equal((await listCapturedMessages(h.services.db, { to: 'unknown@x.test', limit: 10 })).length, before + 1);
+  });
+
+  test('reports for the raven. MX and captured mail never share a transaction: 452 4.5.3', async () => {
+    const conn = await connect(h);
+    try {
+      const report = `bounce+em_01jdq4zk5w9m2v3xg7h8tq1b6n@raven.${h.domain}`;
+      const info = (await send(conn, 'someone@elsewhere.test', ['person@elsewhere.test', report], 'Subject: mixed\r\n\r\nhello\r\n')) as {
+        accepted: string[];
+        rejected: string[];
+        rejectedErrors?: Array<{ responseCode?: number; response?: string }>;
+      };
+      assert.deepEqual(info.accepted, ['person@elsewhere.test']);
+      assert.deepEqual(info.rejected, [report]);
+      assert.equal(info.rejectedErrors?.[0]?.responseCode, 452);
+      assert.match(info.rejectedErrors?.[0]?.response ?? '', /4\.5\.3/);
+    } finally {
+      conn.close();
+    }
   });
 
   test('a message over the size limit is refused with 552 while streaming, and the session stays usable', async () => {
