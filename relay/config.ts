@@ -30,6 +30,11 @@ export interface LimitsConfig {
   bodyRetentionDays: number;
   /** Idempotency records are kept this long (the contract asks for at least 24 hours). */
   idempotencyRetentionDays: number;
+  /** The SMTP sink: larger messages are refused 552, connections past the count 421, and a
+   * session idle this long (real time) is closed. */
+  smtpMaxMessageBytes: number;
+  smtpMaxClients: number;
+  smtpSocketTimeoutMs: number;
 }
 
 export interface DeliveryConfig {
@@ -101,6 +106,10 @@ export function defaultConfig(): RelayConfig {
       workspaceMonthlyRecipients: 5000,
       bodyRetentionDays: 7,
       idempotencyRetentionDays: 7,
+      // A 10 MiB JSON request can grow by base64/quoted-printable encoding; 25 MiB leaves room for it.
+      smtpMaxMessageBytes: 25 * 1024 * 1024,
+      smtpMaxClients: 100,
+      smtpSocketTimeoutMs: 60_000,
     },
     delivery: {
       provider: 'sink',
@@ -135,6 +144,9 @@ const FILE_SHAPE: Shape = {
     workspaceMonthlyRecipients: 'number',
     bodyRetentionDays: 'number',
     idempotencyRetentionDays: 'number',
+    smtpMaxMessageBytes: 'number',
+    smtpMaxClients: 'number',
+    smtpSocketTimeoutMs: 'number',
   },
   delivery: {
     provider: 'string',

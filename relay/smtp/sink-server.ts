@@ -28,6 +28,7 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
+/** Overrides of the configured limits (config.limits.smtp*), for tests that compose the sink. */
 export interface SmtpSinkOptions {
   /** Larger messages are refused with 552 while streaming (nothing past the limit is kept). */
   maxMessageBytes?: number;
@@ -35,13 +36,6 @@ export interface SmtpSinkOptions {
   /** Idle time-out of a session, real time. */
   socketTimeoutMs?: number;
 }
-
-export const SINK_DEFAULTS = {
-  // A 10 MiB JSON request can grow by base64/quoted-printable encoding; 25 MiB leaves room for it.
-  maxMessageBytes: 25 * 1024 * 1024,
-  maxClients: 100,
-  socketTimeoutMs: 60_000,
-} as const;
 
 export type SimulatedOutcome = 'bounced' | 'rejected' | 'delayed' | 'unknown' | 'complained' | 'delivered';
 
@@ -77,7 +71,8 @@ function answer(verdict: Verdict, callback: SmtpCallback): void {
 
 export async function startSmtpSink(services: RelayServices, options: SmtpSinkOptions = {}): Promise<SmtpSink> {
   const { db, log, clock } = services;
-  const maxBytes = options.maxMessageBytes ?? SINK_DEFAULTS.maxMessageBytes;
+  const limits = services.config.limits;
+  const maxBytes = options.maxMessageBytes ?? limits.smtpMaxMessageBytes;
   const reports = createReportMailbox(services);
   // Development (the sink provider) captures any mail; a production listener is only the report MX.
   const capturesMail = services.config.delivery.provider === 'sink';
@@ -230,8 +225,11 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     // Replies carry their own enhanced status codes (5.1.1 for a bounce, 5.7.1 for a refusal).
     hideENHANCEDSTATUSCODES: true,
     size: maxBytes,
-    maxClients: options.maxClients ?? SINK_DEFAULTS.maxClients,
-    socketTimeout: options.socketTimeoutMs ?? SINK_DEFAULTS.socketTimeoutMs,
+    maxClients: options.maxClients ?? limits.smtpMaxClients,
+    // Uncapped, one session could grow its envelope without end (452 past the cap). RFC 5321
+    // section 4.5.3.1.8 asks for at least 100; the worker sends up to limits.maxRecipients at once.
+    maxRecipients: Math.max(100, limits.maxRecipients),
+    socketTimeout: options.socketTimeoutMs ?? limits.smtpSocketTimeoutMs,
     closeTimeout: 3_000,
     disableReverseLookup: true,
     logger: false,
