@@ -35,6 +35,9 @@ export interface LimitsConfig {
   smtpMaxMessageBytes: number;
   smtpMaxClients: number;
   smtpSocketTimeoutMs: number;
+  /** A session is closed this long after it opened, however busy: a client trickling just under
+   * the idle time-out cannot hold a connection slot for ever. */
+  smtpMaxSessionMs: number;
 }
 
 export interface DeliveryConfig {
@@ -110,6 +113,8 @@ export function defaultConfig(): RelayConfig {
       smtpMaxMessageBytes: 25 * 1024 * 1024,
       smtpMaxClients: 100,
       smtpSocketTimeoutMs: 60_000,
+      // Ten minutes moves a 25 MiB message at about 45 KB/s; slower than that is not a mail client.
+      smtpMaxSessionMs: 600_000,
     },
     delivery: {
       provider: 'sink',
@@ -147,6 +152,7 @@ const FILE_SHAPE: Shape = {
     smtpMaxMessageBytes: 'number',
     smtpMaxClients: 'number',
     smtpSocketTimeoutMs: 'number',
+    smtpMaxSessionMs: 'number',
   },
   delivery: {
     provider: 'string',

@@ -137,6 +137,22 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
   }
 
   /** Drops a session's connection without a word (the `unknown` simulation). */
+  // Closes every session at its deadline (limits.smtpMaxSessionMs), whatever it is doing.
+  const deadlines = new Map<string, NodeJS.Timeout>();
+  function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+    const timer = setTimeout(() => {
+      log.info('smtp', 'session closed: too long', { session_id: session.id });
+      dropConnection(session);
+    }, limits.smtpMaxSessionMs);
+    timer.unref();
+    deadlines.set(session.id, timer);
+    callback();
+  }
+  function onClose(session: SMTPServerSession): void {
+    clearTimeout(deadlines.get(session.id));
+    deadlines.delete(session.id);
+  }
+
   function dropConnection(session: SMTPServerSession): void {
     for (const connection of server.connections) {
       if (connection.id === session.id) connection._socket.destroy();
@@ -233,6 +249,8 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     closeTimeout: 3_000,
     disableReverseLookup: true,
     logger: false,
+    onConnect,
+    onClose,
     onRcptTo,
     onData,
   });

@@ -312,9 +312,15 @@ describe('the sink with three clients at most', () => {
 
 describe('the sink with a short socket time-out', () => {
   const TIMEOUT_MS = 2_000;
+  const SESSION_MS = 5_000;
   let t: TestRelay;
   before(async () => {
-    t = await startTestRelay({ overrides: (config) => (config.limits.smtpSocketTimeoutMs = TIMEOUT_MS) });
+    t = await startTestRelay({
+      overrides: (config) => {
+        config.limits.smtpSocketTimeoutMs = TIMEOUT_MS;
+        config.limits.smtpMaxSessionMs = SESSION_MS;
+      },
+    });
   });
   after(() => t.stop());
 
@@ -342,6 +348,19 @@ describe('the sink with a short socket time-out', () => {
     }
     assert.ok(sent < line.length, 'the whole line got through');
     assert.match(await c.reply(), /^421 .*Timeout/);
+    await assertStillServing(t);
+  });
+
+  test('a client trickling just under the idle time-out is closed at the session deadline (bug: held a slot for ever)', async () => {
+    const c = await open(t);
+    let sent = 0;
+    const guard = Date.now() + SESSION_MS * 6;
+    // One NOOP byte every half time-out: never idle, never done.
+    while (!c.isClosed() && Date.now() < guard) {
+      await c.write('NOOP\r\n'[sent++ % 6]!).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, TIMEOUT_MS / 2));
+    }
+    assert.ok(c.isClosed(), 'the session outlived its deadline');
     await assertStillServing(t);
   });
 
