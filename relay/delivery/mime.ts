@@ -26,19 +26,33 @@ export function senderDomain(from: string): string {
 }
 
 /**
- * VERP envelope sender on the custom MAIL FROM subdomain (`raven.`), carrying the email id so the
- * receiving side (the sink, or a bounce processor) can tell which email an answer belongs to.
+ * VERP envelope sender on the custom MAIL FROM subdomain (`raven.`), carrying the email id, and
+ * with a recipient's position the recipient too (`bounce+<email_id>.<position>@raven.<domain>`), so
+ * whatever comes back to it (a bounce, a complaint) can be tied to the email and the recipient.
  */
-export function envelopeSender(emailId: string, fromDomain: string): string {
-  return `bounce+${emailId}@raven.${fromDomain}`;
+export function envelopeSender(emailId: string, fromDomain: string, position?: number): string {
+  return `bounce+${emailId}${position === undefined ? '' : `.${position}`}@raven.${fromDomain}`;
+}
+
+/** The email id and recipient position in a VERP address, if it is one of ours. */
+export function parseVerpAddress(address: string): { emailId: string; position?: number } | undefined {
+  const match = /^bounce\+(em_[0-9a-z]{26})(?:\.(\d{1,4}))?@/i.exec(address);
+  if (!match) return undefined;
+  return match[2] === undefined ? { emailId: match[1]!.toLowerCase() } : { emailId: match[1]!.toLowerCase(), position: Number(match[2]) };
 }
 
 /** The email id in a VERP envelope sender, if it is one of ours. */
 export function emailIdFromEnvelopeSender(sender: string): string | undefined {
-  return /^bounce\+(em_[0-9a-z]{26})@/i.exec(sender)?.[1]?.toLowerCase();
+  return parseVerpAddress(sender)?.emailId;
 }
 
-export async function buildOutboundMessage(email: EmailForMime, recipients: string[], date: Date): Promise<OutboundMessage> {
+/** A recipient still waiting for an outcome, and its position among the email's recipients. */
+export interface OutboundRecipient {
+  address: string;
+  position: number;
+}
+
+export async function buildOutboundMessage(email: EmailForMime, recipients: OutboundRecipient[], date: Date): Promise<OutboundMessage> {
   const domain = senderDomain(email.from_address);
   const messageId = `<${email.id}@${domain}>`;
   const to = JSON.parse(email.to_json) as string[];
@@ -61,7 +75,11 @@ export async function buildOutboundMessage(email: EmailForMime, recipients: stri
   return {
     emailId: email.id,
     messageId,
-    envelope: { from: envelopeSender(email.id, domain), to: recipients },
+    envelope: {
+      from: envelopeSender(email.id, domain),
+      to: recipients.map((r) => r.address),
+      recipientSenders: recipients.map((r) => envelopeSender(email.id, domain, r.position)),
+    },
     raw,
   };
 }

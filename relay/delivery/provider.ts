@@ -11,6 +11,8 @@ export interface OutboundMessage {
     from: string;
     /** Bare addresses, To, CC and BCC, the ones still waiting for an outcome. */
     to: string[];
+    /** For a transaction per recipient: each recipient's own VERP sender, `bounce+<email_id>.<position>@...`, in `to` order. */
+    recipientSenders: string[];
   };
   raw: Buffer;
 }

@@ -25,6 +25,12 @@ export interface SmtpTarget {
   auth?: { user: string; pass: string };
   /** Open sessions kept for reuse. */
   maxIdle: number;
+  /**
+   * One transaction per recipient, each with the recipient's own VERP sender, so a bounce or a
+   * complaint that comes back names the recipient even when the report does not. The sink is the
+   * receiving server and needs none of that: it takes all recipients in one transaction.
+   */
+  transactionPerRecipient?: boolean;
 }
 
 // Network time-outs are real time (CONTRACT section 6), not the relay clock.
@@ -279,7 +285,19 @@ function resultsFromError(message: OutboundMessage, attempt: Attempt): Recipient
 export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, log: Logger): DeliveryProvider {
   const pool = new SessionPool(target, log);
 
-  async function deliver(message: OutboundMessage): Promise<DeliveryResult> {
+  async function deliverEach(message: OutboundMessage): Promise<DeliveryResult> {
+    const results: DeliveryResult[] = [];
+    for (const [i, address] of message.envelope.to.entries()) {
+      const from = message.envelope.recipientSenders[i] ?? message.envelope.from;
+      results.push(await deliverTransaction({ ...message, envelope: { from, to: [address], recipientSenders: [from] } }));
+    }
+    return {
+      recipients: results.flatMap((r) => r.recipients),
+      providerMessageId: results.find((r) => r.providerMessageId !== null)?.providerMessageId ?? null,
+    };
+  }
+
+  async function deliverTransaction(message: OutboundMessage): Promise<DeliveryResult> {
     for (let tries = 0; ; tries++) {
       let acquired: { session: Session; reused: boolean };
       try {
@@ -309,5 +327,5 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
     }
   }
 
-  return { name, deliver, close: () => pool.close() };
+  return { name, deliver: target.transactionPerRecipient ? deliverEach : deliverTransaction, close: () => pool.close() };
 }

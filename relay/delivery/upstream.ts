@@ -15,6 +15,7 @@ export function createUpstreamProvider(config: SmtpUpstreamConfig, services: Rel
       requireTLS: config.requireTLS,
       auth: config.auth,
       maxIdle: Math.max(1, config.pool),
+      transactionPerRecipient: true,
     },
     services.log,
   );

@@ -3,7 +3,7 @@
 // them into a FeedbackReport; this module finds the email and the recipient they are about and
 // records the outcome (bounces, delays, late deliveries, complaints) inside the caller's
 // transaction.
-import { emailIdFromEnvelopeSender } from '../delivery/mime.js';
+import { parseVerpAddress } from '../delivery/mime.js';
 import type { Queryable } from '../storage/db.js';
 import { recordComplaint, recordRemoteReport, type RemoteReport } from './outcomes.js';
 import type { StoredEvent } from './timeline.js';
@@ -48,19 +48,36 @@ function emailIdFromMessageId(messageId: string | undefined): string | undefined
   return local && EMAIL_ID.test(local) ? local : undefined;
 }
 
-/** Every id the report offers, the most trustworthy first: the VERP address it was sent to. */
-function candidateEmailIds(report: FeedbackReport, inboundRecipients: string[]): string[] {
-  const ids = inboundRecipients.map(emailIdFromEnvelopeSender);
-  if (report.kind === 'dsn') ids.push(report.envelopeId && EMAIL_ID.test(report.envelopeId) ? report.envelopeId : undefined);
-  else ids.push(emailIdFromEnvelopeSender(report.originalMailFrom ?? ''));
-  ids.push(emailIdFromEnvelopeSender(report.returned.returnPath ?? ''), emailIdFromMessageId(report.returned.messageId));
-  return [...new Set(ids.filter((id): id is string => id !== undefined))];
+type VerpTarget = { emailId: string; position?: number };
+
+/** Every email (and recipient position) the report points at, the most trustworthy first: the VERP address it was sent to. */
+function candidateTargets(report: FeedbackReport, inboundRecipients: string[]): VerpTarget[] {
+  const addresses = [...inboundRecipients, report.kind === 'arf' ? report.originalMailFrom : undefined, report.returned.returnPath];
+  const targets: Array<VerpTarget | undefined> = addresses.map((a) => (a ? parseVerpAddress(a) : undefined));
+  if (report.kind === 'dsn' && report.envelopeId && EMAIL_ID.test(report.envelopeId)) targets.push({ emailId: report.envelopeId });
+  const fromMessageId = emailIdFromMessageId(report.returned.messageId);
+  if (fromMessageId) targets.push({ emailId: fromMessageId });
+  return targets.filter((t): t is VerpTarget => t !== undefined);
 }
 
-async function findEmail(tx: Queryable, ids: string[]): Promise<{ id: string; recipients: string[] } | undefined> {
-  for (const id of ids) {
-    const rows = await tx.all<{ address_lc: string }>('SELECT address_lc FROM recipients WHERE email_id = ? ORDER BY position', [id]);
-    if (rows.length > 0) return { id, recipients: rows.map((r) => r.address_lc) };
+interface FoundEmail {
+  id: string;
+  /** Lower-cased recipient addresses. */
+  recipients: string[];
+  /** The recipient a per-recipient VERP address names, if any. */
+  verpRecipient?: string;
+}
+
+async function findEmail(tx: Queryable, targets: VerpTarget[]): Promise<FoundEmail | undefined> {
+  for (const { emailId } of targets) {
+    const rows = await tx.all<{ address_lc: string; position: number }>(
+      'SELECT address_lc, position FROM recipients WHERE email_id = ? ORDER BY position',
+      [emailId],
+    );
+    if (rows.length === 0) continue;
+    const position = targets.find((t) => t.emailId === emailId && t.position !== undefined)?.position;
+    const verpRecipient = rows.find((r) => r.position === position)?.address_lc;
+    return { id: emailId, recipients: rows.map((r) => r.address_lc), verpRecipient };
   }
   return undefined;
 }
@@ -79,13 +96,16 @@ function remoteReport(recipient: DsnRecipient): RemoteReport | undefined {
 }
 
 /**
- * Who a complaint is about: the reported recipients; else the returned message's To when it names
- * one of ours (mailbox providers often redact it); else the only recipient of a one-recipient email.
+ * Who a complaint is about: the reported recipients; else the one our VERP address names; else the
+ * returned message's To when it names one of ours (mailbox providers often redact it); else the
+ * only recipient of a one-recipient email.
  */
-function complainants(report: Extract<FeedbackReport, { kind: 'arf' }>, recipients: string[]): string[] {
-  const named = report.originalRecipients.length > 0 ? report.originalRecipients : report.returned.to.filter((a) => recipients.includes(a.toLowerCase()));
+function complainants(report: Extract<FeedbackReport, { kind: 'arf' }>, email: FoundEmail): string[] {
+  if (report.originalRecipients.length > 0) return report.originalRecipients;
+  if (email.verpRecipient) return [email.verpRecipient];
+  const named = report.returned.to.filter((a) => email.recipients.includes(a.toLowerCase()));
   if (named.length > 0) return named;
-  return recipients.length === 1 ? recipients : [];
+  return email.recipients.length === 1 ? email.recipients : [];
 }
 
 export async function applyFeedbackReport(
@@ -94,7 +114,7 @@ export async function applyFeedbackReport(
   inboundRecipients: string[],
   now: string,
 ): Promise<FeedbackOutcome> {
-  const email = await findEmail(tx, candidateEmailIds(report, inboundRecipients));
+  const email = await findEmail(tx, candidateTargets(report, inboundRecipients));
   if (!email) return { unmatched: [], events: [] };
   const events: StoredEvent[] = [];
   const unmatched: string[] = [];
@@ -105,13 +125,16 @@ export async function applyFeedbackReport(
     return found;
   };
   if (report.kind === 'dsn') {
+    // A report about one recipient sent back to a per-recipient VERP address is about that
+    // recipient, even when it names only where the message was forwarded to.
+    const single = report.recipients.length === 1 && email.verpRecipient ? [email.verpRecipient] : [];
     for (const recipient of report.recipients) {
       const outcome = remoteReport(recipient);
-      const address = outcome && known(recipient.addresses);
+      const address = outcome && known([...recipient.addresses, ...single]);
       if (outcome && address) events.push(...(await recordRemoteReport(tx, email.id, address, outcome, now)));
     }
   } else if (COMPLAINT_TYPES.has(report.feedbackType)) {
-    for (const complainant of complainants(report, email.recipients)) {
+    for (const complainant of complainants(report, email)) {
       const address = known([complainant]);
       if (address) events.push(...(await recordComplaint(tx, email.id, address, now, { source: 'arf', feedback_type: report.feedbackType })));
     }

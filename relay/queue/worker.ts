@@ -108,8 +108,8 @@ async function dispatch(services: RelayServices, provider: DeliveryProvider, lim
     'SELECT id, from_address, to_json, cc_json, reply_to, subject, text_body, html_body, headers_json FROM emails WHERE id = ?',
     [job.email_id],
   );
-  const pending = await db.all<{ address: string; address_lc: string }>(
-    `SELECT address, address_lc FROM recipients WHERE email_id = ? AND status IN (${PENDING_SQL}) ORDER BY position`,
+  const pending = await db.all<{ address: string; address_lc: string; position: number }>(
+    `SELECT address, address_lc, position FROM recipients WHERE email_id = ? AND status IN (${PENDING_SQL}) ORDER BY position`,
     [job.email_id],
   );
   if (!email || pending.length === 0) {
@@ -120,7 +120,7 @@ async function dispatch(services: RelayServices, provider: DeliveryProvider, lim
   }
   // One RCPT per distinct address, even when it is listed twice (To and CC).
   const seen = new Set<string>();
-  const envelopeTo = pending.filter((r) => !seen.has(r.address_lc) && seen.add(r.address_lc)).map((r) => r.address);
+  const envelopeTo = pending.filter((r) => !seen.has(r.address_lc) && seen.add(r.address_lc));
 
   // Over the provider's rate or daily allowance: back to the queue, not a delivery attempt.
   const retryAtMs = limits.reserve(envelopeTo.length, clock.nowMs());

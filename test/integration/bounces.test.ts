@@ -146,6 +146,15 @@ describe('delivery status notifications', () => {
     assert.ok(!(await suppressions()).some((s) => recipients.includes(s.email)));
   });
 
+  test('a bounce for a forwarded address, sent to a per-recipient VERP address, bounces that recipient', async () => {
+    const { id, recipients } = await sentEmail([`first${++counter}@${t.domain}`, `second${counter}@${t.domain}`]);
+    const verp = upstream.received.find((m) => m.to[0] === recipients[1])!.from;
+    assert.equal(verp, `bounce+${id}.1@raven.${t.domain}`);
+    // The report names only where the second recipient's mail was forwarded to.
+    await mailReport(verp, loadReport('postfix-hard-bounce.eml', { emailId: id, domain: t.domain, recipient: 'forwarded@elsewhere.example' }));
+    assert.deepEqual((await detailOf(id)).recipients.map((r: any) => r.status), ['sent', 'bounced']);
+  });
+
   test('a report naming someone who was not a recipient changes nothing', async () => {
     const { id } = await sentEmail();
     const info = await mailReport(returnPathOf(id, t.domain), loadReport('postfix-hard-bounce.eml', { emailId: id, domain: t.domain, recipient: 'stranger@example.org' }));

@@ -125,7 +125,7 @@ describe('the SMTP sink', () => {
     try {
       const message = await buildOutboundMessage(
         {
-          id: 'em_0000000000upstream0000000',
+          id: 'em_0000000000upstream00000000',
           from_address: 'app@up.test',
           to_json: '["a@up.test"]',
           cc_json: '[]',
@@ -135,7 +135,7 @@ describe('the SMTP sink', () => {
           html_body: null,
           headers_json: '{}',
         },
-        ['a@up.test', 'bounced@up.test', 'rejected@up.test', 'delayed+up@up.test'],
+        ['a@up.test', 'bounced@up.test', 'rejected@up.test', 'delayed+up@up.test'].map((address, position) => ({ address, position })),
         new Date(),
       );
       const result = await provider.deliver(message);
@@ -151,7 +151,10 @@ describe('the SMTP sink', () => {
       );
       assert.match(result.providerMessageId ?? '', /^msg_/);
       // A second message reuses the pooled session.
-      const again = await provider.deliver({ ...message, envelope: { ...message.envelope, to: ['delayed+up@up.test'] } });
+      const again = await provider.deliver({
+        ...message,
+        envelope: { ...message.envelope, to: ['delayed+up@up.test'], recipientSenders: message.envelope.recipientSenders.slice(3) },
+      });
       assert.deepEqual(again.recipients.map((r) => r.outcome), ['accepted']);
     } finally {
       await provider.close();
