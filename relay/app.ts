@@ -12,6 +12,7 @@ import { RateLimiter } from './domain/rate-limits.js';
 import { bootstrapIfEmpty, type Bootstrap } from './domain/tenancy.js';
 import { startHttpServer } from './http/server.js';
 import { createLogger } from './log.js';
+import { Metrics } from './metrics.js';
 import { startWorker } from './queue/worker.js';
 import { SecretBox } from './secrets.js';
 import type { RelayServices } from './services.js';
@@ -88,6 +89,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       secrets: new SecretBox(secretKey),
       bus,
       rateLimiter: new RateLimiter(config.limits),
+      metrics: new Metrics(),
       adminToken: admin.value,
       health: { database: true, http: false, smtp: false, worker: false },
     };
