@@ -1,0 +1,154 @@
+// TLS on the SMTP listener (smtpTls): with a certificate the relay offers STARTTLS with it, or
+// speaks implicit TLS; a client that insists on TLS and trusts only that certificate delivers, and
+// the message is captured. Bad TLS settings stop start-up with a message that names the file.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import { startRelay } from '../../relay/app.js';
+import { ConfigError } from '../../relay/config.js';
+import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
+
+let dir: string;
+let certFile: string;
+let keyFile: string;
+let cert: Buffer;
+
+/** A self-signed certificate for localhost and 127.0.0.1, made with the openssl command. */
+function selfSigned(key: string, crt: string): void {
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', crt, '-days', '2',
+    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+  ], { stdio: 'ignore' });
+}
+
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'raven-tls-'));
+  certFile = path.join(dir, 'cert.pem');
+  keyFile = path.join(dir, 'key.pem');
+  selfSigned(keyFile, certFile);
+  cert = await readFile(certFile);
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Sends through the relay's listener trusting only our certificate (a default one would fail). */
+async function sendOverTls(t: TestRelay, options: { secure: boolean }, to: string) {
+  const transport = nodemailer.createTransport({
+    host: t.relay.smtpHost,
+    port: t.relay.smtpPort,
+    secure: options.secure,
+    requireTLS: !options.secure,
+    tls: { ca: [cert], servername: 'localhost' },
+  });
+  try {
+    return await transport.sendMail({ from: `app@${t.domain}`, to, subject: 'Over TLS', text: 'encrypted in transit' });
+  } finally {
+    transport.close();
+  }
+}
+
+async function captured(t: TestRelay, to: string) {
+  const list = await t.admin('GET', `/admin/v1/messages?to=${encodeURIComponent(to)}`);
+  assert.equal(list.status, 200, list.text);
+  return list.body.messages as Array<{ subject: string; to: string[] }>;
+}
+
+describe('STARTTLS', () => {
+  let t: TestRelay;
+  before(async () => {
+    t = await startTestRelay({ flags: { smtpTlsCert: certFile, smtpTlsKey: keyFile } });
+  });
+  after(async () => {
+    await t.stop();
+  });
+
+  test('a client requiring TLS delivers with the configured certificate; the message is captured', async () => {
+    const to = 'tls-user@inbound.test';
+    const info = await sendOverTls(t, { secure: false }, to);
+    assert.deepEqual(info.accepted, [to]);
+    const messages = await captured(t, to);
+    assert.equal(messages.length, 1);
+    assert.equal(messages[0]!.subject, 'Over TLS');
+  });
+
+  test('a client that trusts another certificate is refused during the handshake', async () => {
+    const otherKey = path.join(dir, 'other-key.pem');
+    const otherCert = path.join(dir, 'other-cert.pem');
+    selfSigned(otherKey, otherCert);
+    const transport = nodemailer.createTransport({
+      host: t.relay.smtpHost,
+      port: t.relay.smtpPort,
+      requireTLS: true,
+      tls: { ca: [await readFile(otherCert)], servername: 'localhost' },
+    });
+    await assert.rejects(transport.sendMail({ from: `app@${t.domain}`, to: 'x@inbound.test', subject: 's', text: 't' }));
+    transport.close();
+  });
+
+  test('the API still delivers: the worker speaks plain SMTP to its own listener', async () => {
+    const res = await t.send();
+    assert.equal(res.status, 202, res.text);
+    const email = await t.waitForFinal(res.body.id);
+    assert.equal(email.recipients[0].status, 'delivered');
+  });
+});
+
+describe('implicit TLS', () => {
+  let t: TestRelay;
+  before(async () => {
+    const config = path.join(dir, 'implicit.json');
+    await writeFile(config, JSON.stringify({ smtpTls: { certFile, keyFile, implicit: true } }));
+    // Implicit TLS needs an upstream provider; nothing is sent through it here.
+    t = await startTestRelay({ flags: { config, upstream: 'smtp://127.0.0.1:9' } });
+  });
+  after(async () => {
+    await t.stop();
+  });
+
+  test('a client speaking TLS from the first byte delivers; the message is captured', async () => {
+    const to = 'implicit@inbound.test';
+    const info = await sendOverTls(t, { secure: true }, to);
+    assert.deepEqual(info.accepted, [to]);
+    assert.equal((await captured(t, to)).length, 1);
+  });
+});
+
+describe('bad TLS settings stop start-up', () => {
+  const start = (flags: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) =>
+    startRelay({ flags: { dataDir: path.join(dir, 'never'), port: 0, smtpPort: 0, logLevel: 'silent', ...flags }, env });
+
+  test('a certificate without its key', async () => {
+    await assert.rejects(start({ smtpTlsCert: certFile }), (e: Error) => e instanceof ConfigError && /certFile and keyFile/.test(e.message));
+  });
+
+  test('a missing file is named', async () => {
+    const missing = path.join(dir, 'missing.pem');
+    await assert.rejects(start({}, { RAVEN_SMTP_TLS_CERT_FILE: missing, RAVEN_SMTP_TLS_KEY_FILE: keyFile }), (e: Error) => {
+      assert.ok(e instanceof ConfigError);
+      assert.ok(e.message.includes(missing), e.message);
+      return true;
+    });
+  });
+
+  test('a key that does not match the certificate, without quoting either', async () => {
+    const otherKey = path.join(dir, 'mismatch-key.pem');
+    selfSigned(otherKey, path.join(dir, 'mismatch-cert.pem'));
+    await assert.rejects(start({ smtpTlsCert: certFile, smtpTlsKey: otherKey }), (e: Error) => {
+      assert.ok(e instanceof ConfigError);
+      assert.doesNotMatch(e.message, /BEGIN|PRIVATE KEY/);
+      return true;
+    });
+  });
+
+  test('implicit TLS with the sink provider', async () => {
+    await assert.rejects(
+      start({ smtpTlsCert: certFile, smtpTlsKey: keyFile }, { RAVEN_SMTP_TLS_IMPLICIT: 'true' }),
+      (e: Error) => e instanceof ConfigError && /upstream/.test(e.message),
+    );
+  });
+});
