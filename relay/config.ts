@@ -340,7 +340,13 @@ export function resolveConfig(
     if (layer.testClock !== undefined) config.testClock = layer.testClock;
     if (layer.allowLocalWebhooks !== undefined) allowLocalExplicit = layer.allowLocalWebhooks;
     if (layer.domain !== undefined) config.domain = layer.domain;
-    if (layer.upstream !== undefined) config.delivery = { ...config.delivery, provider: 'smtp', smtp: parseUpstream(layer.upstream) };
+    if (layer.upstream !== undefined) {
+      // The URL says host, port, TLS mode and login; requireTLS and pool, which it cannot say, stay
+      // as the file set them (credentials in RAVEN_UPSTREAM, the rest in the file).
+      const upstream = parseUpstream(layer.upstream);
+      const { requireTLS, pool } = { ...upstream, ...config.delivery.smtp };
+      config.delivery = { ...config.delivery, provider: 'smtp', smtp: { ...upstream, requireTLS, pool } };
+    }
     if (layer.logLevel !== undefined) config.logLevel = layer.logLevel as RelayConfig['logLevel'];
   }
 

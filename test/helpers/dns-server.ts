@@ -204,3 +204,28 @@ export async function startDnsServer(initial: Record<string, DnsAnswer[]> = {}):
     },
   };
 }
+
+/** A record the relay asks a domain to publish (the API's DnsRecord, as far as DNS needs it). */
+export interface RequestedRecord {
+  type: string;
+  name: string;
+  value: string;
+  priority?: number;
+  purpose: string;
+}
+
+/**
+ * Publishes a domain's requested records on the server, except the purposes in `skip`;
+ * `extraSpf` adds a second SPF record at the MAIL FROM host (which must fail as `duplicate`).
+ */
+export function publishRecords(dns: TestDnsServer, records: RequestedRecord[], options: { skip?: string[]; extraSpf?: boolean } = {}): void {
+  const byName = new Map<string, DnsAnswer[]>();
+  for (const r of records) {
+    if (options.skip?.includes(r.purpose)) continue;
+    const answer: DnsAnswer = r.type === 'MX' ? { type: 'MX', exchange: r.value, priority: r.priority ?? 10 } : { type: 'TXT', value: r.value };
+    byName.set(r.name, [...(byName.get(r.name) ?? []), answer]);
+  }
+  const spf = records.find((r) => r.purpose === 'mail_from_spf');
+  if (options.extraSpf && spf) byName.get(spf.name)?.push({ type: 'TXT', value: 'v=spf1 include:other.example ~all' });
+  for (const [name, answers] of byName) dns.set(name, answers);
+}

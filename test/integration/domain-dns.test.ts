@@ -4,7 +4,7 @@
 // pending domain once its records appear.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDnsServer, type DnsAnswer, type TestDnsServer } from '../helpers/dns-server.js';
+import { publishRecords, startDnsServer, type DnsAnswer, type TestDnsServer } from '../helpers/dns-server.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 const PUBLIC_HOSTNAME = 'mx.relay.raven.test';
@@ -35,20 +35,7 @@ async function connect(t: TestRelay): Promise<{ id: string; name: string; record
   return res.body;
 }
 
-/** Publishes the records the relay asked for, except the purposes left out. */
-function publish(records: Record[], options: { skip?: string[]; extraSpf?: boolean } = {}): void {
-  const byName = new Map<string, DnsAnswer[]>();
-  for (const r of records) {
-    if (options.skip?.includes(r.purpose)) continue;
-    const answer: DnsAnswer = r.type === 'MX' ? { type: 'MX', exchange: r.value, priority: r.priority ?? 10 } : { type: 'TXT', value: r.value };
-    byName.set(r.name, [...(byName.get(r.name) ?? []), answer]);
-  }
-  if (options.extraSpf) {
-    const spf = records.find((r) => r.purpose === 'mail_from_spf')!;
-    byName.get(spf.name)!.push({ type: 'TXT', value: 'v=spf1 include:other.example ~all' });
-  }
-  for (const [name, answers] of byName) dns.set(name, answers);
-}
+const publish = (records: Record[], options?: { skip?: string[]; extraSpf?: boolean }) => publishRecords(dns, records, options);
 
 const statuses = (records: Record[]) => Object.fromEntries(records.map((r) => [r.purpose, r.status]));
 

@@ -3,34 +3,23 @@
 // the message is captured. Bad TLS settings stop start-up with a message that names the file.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { startRelay } from '../../relay/app.js';
 import { ConfigError } from '../../relay/config.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
+import { makeSelfSignedCert } from '../helpers/tls-cert.js';
 
 let dir: string;
 let certFile: string;
 let keyFile: string;
 let cert: Buffer;
 
-/** A self-signed certificate for localhost and 127.0.0.1, made with the openssl command. */
-function selfSigned(key: string, crt: string): void {
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', crt, '-days', '2',
-    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
-  ], { stdio: 'ignore' });
-}
-
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'raven-tls-'));
-  certFile = path.join(dir, 'cert.pem');
-  keyFile = path.join(dir, 'key.pem');
-  selfSigned(keyFile, certFile);
-  cert = await readFile(certFile);
+  ({ certFile, keyFile, cert } = makeSelfSignedCert(dir));
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -77,14 +66,12 @@ describe('STARTTLS', () => {
   });
 
   test('a client that trusts another certificate is refused during the handshake', async () => {
-    const otherKey = path.join(dir, 'other-key.pem');
-    const otherCert = path.join(dir, 'other-cert.pem');
-    selfSigned(otherKey, otherCert);
+    const other = makeSelfSignedCert(dir, 'other');
     const transport = nodemailer.createTransport({
       host: t.relay.smtpHost,
       port: t.relay.smtpPort,
       requireTLS: true,
-      tls: { ca: [await readFile(otherCert)], servername: 'localhost' },
+      tls: { ca: [other.cert], servername: 'localhost' },
     });
     await assert.rejects(transport.sendMail({ from: `app@${t.domain}`, to: 'x@inbound.test', subject: 's', text: 't' }));
     transport.close();
@@ -136,9 +123,8 @@ describe('bad TLS settings stop start-up', () => {
   });
 
   test('a key that does not match the certificate, without quoting either', async () => {
-    const otherKey = path.join(dir, 'mismatch-key.pem');
-    selfSigned(otherKey, path.join(dir, 'mismatch-cert.pem'));
-    await assert.rejects(start({ smtpTlsCert: certFile, smtpTlsKey: otherKey }), (e: Error) => {
+    const other = makeSelfSignedCert(dir, 'mismatch');
+    await assert.rejects(start({ smtpTlsCert: certFile, smtpTlsKey: other.keyFile }), (e: Error) => {
       assert.ok(e instanceof ConfigError);
       assert.doesNotMatch(e.message, /BEGIN|PRIVATE KEY/);
       return true;
