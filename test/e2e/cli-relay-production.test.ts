@@ -6,11 +6,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
 import { publishRecords, startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { call } from '../helpers/start-relay.js';
-import { makeSelfSignedCert, type TestCert } from '../helpers/tls-cert.js';
+import { makeSelfSignedCert, sendOverTls, type TestCert } from '../helpers/tls-cert.js';
 
 const ADMIN = 'production-flags-admin-token';
 let dir: string;
@@ -52,16 +51,9 @@ test('domains are verified against --dns-server and point at --public-hostname',
 });
 
 test('the SMTP listener offers STARTTLS with --smtp-tls-cert', async () => {
-  const transport = nodemailer.createTransport({
-    host: relay.ready.smtp_host,
-    port: relay.ready.smtp_port,
-    requireTLS: true,
-    tls: { ca: [cert.cert], servername: 'localhost' },
-  });
-  try {
-    const info = await transport.sendMail({ from: 'app@flags.e2e.test', to: 'someone@inbound.test', subject: 'TLS', text: 'hi' });
-    assert.deepEqual(info.accepted, ['someone@inbound.test']);
-  } finally {
-    transport.close();
-  }
+  const info = await sendOverTls(
+    { host: relay.ready.smtp_host, port: relay.ready.smtp_port, ca: cert.cert },
+    { from: 'app@flags.e2e.test', to: 'someone@inbound.test' },
+  );
+  assert.deepEqual(info.accepted, ['someone@inbound.test']);
 });

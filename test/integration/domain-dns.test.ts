@@ -5,6 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { publishRecords, startDnsServer, type DnsAnswer, type TestDnsServer } from '../helpers/dns-server.js';
+import type { RelayFlags } from '../../relay/config.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 const PUBLIC_HOSTNAME = 'mx.relay.raven.test';
@@ -37,22 +38,29 @@ async function connect(t: TestRelay): Promise<{ id: string; name: string; record
 
 const publish = (records: Record[], options?: { skip?: string[]; extraSpf?: boolean }) => publishRecords(dns, records, options);
 
-const statuses = (records: Record[]) => Object.fromEntries(records.map((r) => [r.purpose, r.status]));
-
-describe('POST /admin/v1/domains/{id}/verify against the configured resolver', () => {
+/** A relay asking the test DNS server, started before the suite and stopped after it. */
+function relayOnTestDns(recheckIntervalSeconds: number, flags: Partial<RelayFlags> = {}): () => TestRelay {
   let t: TestRelay;
   before(async () => {
     t = await startTestRelay({
-      flags: { dnsServer: [dns.address], publicHostname: PUBLIC_HOSTNAME },
-      // The periodic recheck stays off here: these tests decide when a check happens.
-      overrides: (config) => void (config.dns.recheckIntervalSeconds = 0),
+      flags: { dnsServer: [dns.address], ...flags },
+      overrides: (config) => void (config.dns.recheckIntervalSeconds = recheckIntervalSeconds),
     });
   });
   after(async () => {
     await t.stop();
   });
+  return () => t;
+}
+
+const statuses = (records: Record[]) => Object.fromEntries(records.map((r) => [r.purpose, r.status]));
+
+describe('POST /admin/v1/domains/{id}/verify against the configured resolver', () => {
+  // The periodic recheck stays off here: these tests decide when a check happens.
+  const relay = relayOnTestDns(0, { publicHostname: PUBLIC_HOSTNAME });
 
   test('the records to publish point MX and SPF at the public host name; DMARC is not required', async () => {
+    const t = relay();
     const domain = await connect(t);
     const mx = domain.records.find((r) => r.purpose === 'mail_from_mx')!;
     assert.equal(mx.name, `raven.${domain.name}`);
@@ -65,6 +73,7 @@ describe('POST /admin/v1/domains/{id}/verify against the configured resolver', (
   });
 
   test('every record published: each verified, the domain verified', async () => {
+    const t = relay();
     const domain = await connect(t);
     publish(domain.records);
     const res = await t.admin('POST', `/admin/v1/domains/${domain.id}/verify`);
@@ -78,6 +87,7 @@ describe('POST /admin/v1/domains/{id}/verify against the configured resolver', (
   });
 
   test('nothing published: every record failed, the domain stays pending', async () => {
+    const t = relay();
     const domain = await connect(t);
     const res = await t.admin('POST', `/admin/v1/domains/${domain.id}/verify`);
     assert.equal(res.status, 200, res.text);
@@ -88,6 +98,7 @@ describe('POST /admin/v1/domains/{id}/verify against the configured resolver', (
   });
 
   test('DMARC absent: recommended only, the domain still verifies', async () => {
+    const t = relay();
     const domain = await connect(t);
     publish(domain.records, { skip: ['dmarc'] });
     const res = await t.admin('POST', `/admin/v1/domains/${domain.id}/verify`);
@@ -99,6 +110,7 @@ describe('POST /admin/v1/domains/{id}/verify against the configured resolver', (
   });
 
   test('two SPF records at the MAIL FROM host: duplicate, pending until one is removed', async () => {
+    const t = relay();
     const domain = await connect(t);
     publish(domain.records, { extraSpf: true });
     const first = await t.admin('POST', `/admin/v1/domains/${domain.id}/verify`);
@@ -113,6 +125,7 @@ describe('POST /admin/v1/domains/{id}/verify against the configured resolver', (
   });
 
   test('a wrong DKIM key or an MX pointing elsewhere fails that record alone', async () => {
+    const t = relay();
     const domain = await connect(t);
     publish(domain.records);
     const dkim = domain.records.find((r) => r.purpose === 'dkim')!;
@@ -128,6 +141,7 @@ describe('POST /admin/v1/domains/{id}/verify against the configured resolver', (
   });
 
   test('a domain verified once stays verified when its records disappear', async () => {
+    const t = relay();
     const domain = await connect(t);
     publish(domain.records);
     assert.equal((await t.admin('POST', `/admin/v1/domains/${domain.id}/verify`)).body.status, 'verified');
@@ -150,18 +164,10 @@ async function waitForDomain(t: TestRelay, id: string, done: (domain: any) => bo
 }
 
 describe('the periodic recheck', () => {
-  let t: TestRelay;
-  before(async () => {
-    t = await startTestRelay({
-      flags: { dnsServer: [dns.address] },
-      overrides: (config) => void (config.dns.recheckIntervalSeconds = 0.2),
-    });
-  });
-  after(async () => {
-    await t.stop();
-  });
+  const relay = relayOnTestDns(0.2);
 
   test('a pending domain is rechecked until its records appear, then verified', async () => {
+    const t = relay();
     const domain = await connect(t);
     // At least one check found nothing...
     const checked = await waitForDomain(t, domain.id, (d) => d.last_checked_at !== null);
@@ -175,6 +181,7 @@ describe('the periodic recheck', () => {
   });
 
   test('a duplicate SPF record keeps the domain pending; the recheck reports it', async () => {
+    const t = relay();
     const domain = await connect(t);
     publish(domain.records, { extraSpf: true });
     const seen = await waitForDomain(t, domain.id, (d) => statuses(d.records).mail_from_spf === 'duplicate');
@@ -185,18 +192,10 @@ describe('the periodic recheck', () => {
 });
 
 describe('the recheck follows the relay clock', () => {
-  let t: TestRelay;
-  before(async () => {
-    t = await startTestRelay({
-      flags: { dnsServer: [dns.address], testClock: true },
-      overrides: (config) => void (config.dns.recheckIntervalSeconds = 3600),
-    });
-  });
-  after(async () => {
-    await t.stop();
-  });
+  const relay = relayOnTestDns(3600, { testClock: true });
 
   test('advancing the test clock past the interval wakes the recheck; timestamps are relay time', async () => {
+    const t = relay();
     const domain = await connect(t);
     const manual = await t.admin('POST', `/admin/v1/domains/${domain.id}/verify`);
     assert.equal(manual.body.status, 'pending');

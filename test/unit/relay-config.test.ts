@@ -124,3 +124,11 @@ test('examples/raven-relay.service agrees with the examples and stops the relay 
   assert.equal(`/var/lib/${one('StateDirectory')}`, config.dataDir);
   assert.ok(config.smtpPort >= 1024 || one('AmbientCapabilities').includes('CAP_NET_BIND_SERVICE'), 'may bind the SMTP port');
 });
+
+test('the README shows examples/raven.json as committed', () => {
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Production (self-hosted)'));
+  const block = /```json\n([\s\S]*?)\n```/.exec(section);
+  assert.ok(block, 'a json block in the Production section');
+  assert.deepEqual(JSON.parse(block[1]!), JSON.parse(readFileSync(example('raven.json'), 'utf8')));
+});
