@@ -7,14 +7,17 @@ import { Clock } from './clock.js';
 import { resolveConfig, type RelayConfig, type RelayFlags } from './config.js';
 import { createSinkProvider } from './delivery/sink.js';
 import { createUpstreamProvider } from './delivery/upstream.js';
+import { startDomainRecheck } from './domain/domain-recheck.js';
 import { RateLimiter } from './domain/rate-limits.js';
 import { bootstrapIfEmpty, type Bootstrap } from './domain/tenancy.js';
 import { startHttpServer } from './http/server.js';
 import { createLogger } from './log.js';
+import { Metrics } from './metrics.js';
 import { startWorker } from './queue/worker.js';
 import { SecretBox } from './secrets.js';
 import type { RelayServices } from './services.js';
 import { startSmtpSink } from './smtp/sink-server.js';
+import { loadListenerTls } from './smtp/tls.js';
 import { openDatabase } from './storage/db.js';
 import { startWebhookDispatcher } from './webhooks/dispatcher.js';
 import { attachListenHub } from './webhooks/listen-hub.js';
@@ -57,6 +60,8 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
   const config = resolveConfig(options.flags, options.env ?? process.env);
   options.overrides?.(config);
   const log = createLogger(config.logLevel);
+  // Read before anything starts: a missing or mismatched certificate stops start-up.
+  const smtpTls = loadListenerTls(config.smtpTls);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 
   const admin = config.adminToken
@@ -84,13 +89,14 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       secrets: new SecretBox(secretKey),
       bus,
       rateLimiter: new RateLimiter(config.limits),
+      metrics: new Metrics(),
       adminToken: admin.value,
       health: { database: true, http: false, smtp: false, worker: false },
     };
 
     const bootstrap = await bootstrapIfEmpty(services);
 
-    const sink = await startSmtpSink(services);
+    const sink = await startSmtpSink(services, { tls: smtpTls });
     stops.push(() => sink.close());
     services.health.smtp = true;
 
@@ -104,6 +110,8 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     stops.push(() => worker.stop());
     const dispatcher = startWebhookDispatcher(services);
     stops.push(() => dispatcher.stop());
+    const domainRecheck = startDomainRecheck(services);
+    stops.push(() => domainRecheck.stop());
 
     const http = await startHttpServer(services);
     stops.push(() => http.close());
@@ -111,7 +119,12 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     stops.push(() => listenHub.close());
     services.health.http = true;
 
-    log.info('relay', 'ready', { http: http.url, smtp: `${sink.host}:${sink.port}`, data_dir: config.dataDir });
+    log.info('relay', 'ready', {
+      http: http.url,
+      smtp: `${sink.host}:${sink.port}`,
+      smtp_tls: smtpTls ? (smtpTls.implicit ? 'implicit' : 'starttls') : 'off',
+      data_dir: config.dataDir,
+    });
     let stopping: Promise<void> | undefined;
     return {
       httpUrl: http.url,

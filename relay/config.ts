@@ -1,5 +1,6 @@
 // Relay configuration: typed defaults, then the JSON file (--config), then RAVEN_* variables, then
 // flags. Unknown keys and bad values stop start-up with a message that names them.
+import { Resolver } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -50,12 +51,31 @@ export interface DeliveryConfig {
   concurrency: number;
 }
 
+export interface DnsConfig {
+  /** Resolvers for domain verification, `ip` or `ip:port` (`[ipv6]:port`); empty = the system's. */
+  servers: string[];
+  /** Pending domains are rechecked this often (relay clock); 0 turns the recheck off. */
+  recheckIntervalSeconds: number;
+}
+
+export interface SmtpTlsConfig {
+  /** PEM certificate chain and private key of the SMTP listener; both or neither. */
+  certFile?: string;
+  keyFile?: string;
+  /** Implicit TLS from the first byte (port 465 style) instead of offering STARTTLS. */
+  implicit: boolean;
+}
+
 export interface RelayConfig {
   dataDir: string;
   host: string;
   port: number;
   smtpHost: string;
   smtpPort: number;
+  /** TLS for the SMTP listener: STARTTLS offered (or implicit TLS) when a certificate is set. */
+  smtpTls: SmtpTlsConfig;
+  /** The relay's public DNS name: the MX and SPF target of domain records, the SMTP greeting. */
+  publicHostname?: string;
   adminToken?: string;
   testClock: boolean;
   allowLocalWebhooks: boolean;
@@ -66,6 +86,7 @@ export interface RelayConfig {
   logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
   limits: LimitsConfig;
   delivery: DeliveryConfig;
+  dns: DnsConfig;
 }
 
 export interface RelayFlags {
@@ -73,6 +94,10 @@ export interface RelayFlags {
   host: string;
   port: number | string;
   smtpPort: number | string;
+  smtpTlsCert: string;
+  smtpTlsKey: string;
+  publicHostname: string;
+  dnsServer: string[];
   adminToken: string;
   testClock: boolean;
   allowLocalWebhooks: boolean;
@@ -93,6 +118,7 @@ export function defaultConfig(): RelayConfig {
     port: 7700,
     smtpHost: '127.0.0.1',
     smtpPort: 7725,
+    smtpTls: { implicit: false },
     testClock: false,
     // Development mode (the sink) allows local webhooks; an upstream provider turns this off
     // unless asked for (resolved in resolveConfig).
@@ -122,10 +148,16 @@ export function defaultConfig(): RelayConfig {
       dailyRecipients: 0,
       concurrency: 8,
     },
+    dns: {
+      servers: [],
+      // Five minutes: DNS changes usually show within minutes, and a pending domain costs a few
+      // queries per check.
+      recheckIntervalSeconds: 300,
+    },
   };
 }
 
-type Shape = { [key: string]: 'string' | 'number' | 'boolean' | Shape | 'object' };
+type Shape = { [key: string]: 'string' | 'number' | 'boolean' | 'string[]' | Shape | 'object' };
 
 const FILE_SHAPE: Shape = {
   dataDir: 'string',
@@ -133,6 +165,8 @@ const FILE_SHAPE: Shape = {
   port: 'number',
   smtpHost: 'string',
   smtpPort: 'number',
+  smtpTls: { certFile: 'string', keyFile: 'string', implicit: 'boolean' },
+  publicHostname: 'string',
   adminToken: 'string',
   testClock: 'boolean',
   allowLocalWebhooks: 'boolean',
@@ -161,6 +195,7 @@ const FILE_SHAPE: Shape = {
     dailyRecipients: 'number',
     concurrency: 'number',
   },
+  dns: { servers: 'string[]', recheckIntervalSeconds: 'number' },
 };
 
 function checkShape(value: unknown, shape: Shape, where: string): void {
@@ -174,6 +209,10 @@ function checkShape(value: unknown, shape: Shape, where: string): void {
     if (typeof expected === 'object') checkShape(v, expected, name);
     else if (expected === 'object') {
       if (typeof v !== 'object' || v === null) throw new ConfigError(`config key "${name}" must be an object`);
+    } else if (expected === 'string[]') {
+      if (!Array.isArray(v) || v.some((item) => typeof item !== 'string')) {
+        throw new ConfigError(`config key "${name}" must be an array of strings`);
+      }
     } else if (typeof v !== expected) throw new ConfigError(`config key "${name}" must be a ${expected}`);
   }
 }
@@ -229,6 +268,37 @@ export function parseUpstream(url: string): SmtpUpstreamConfig {
 
 const LOG_LEVELS = ['silent', 'error', 'warn', 'info', 'debug'] as const;
 
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/** `a, b,c` -> ['a', 'b', 'c'] (RAVEN_DNS_SERVERS). */
+function splitList(value: string): string[] {
+  return value.split(',').map((v) => v.trim()).filter(Boolean);
+}
+
+function checkSmtpTls(config: RelayConfig): void {
+  const { certFile, keyFile, implicit } = config.smtpTls;
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError('smtpTls needs both certFile and keyFile (--smtp-tls-cert and --smtp-tls-key)');
+  }
+  if (implicit && certFile === undefined) throw new ConfigError('smtpTls.implicit needs smtpTls.certFile and smtpTls.keyFile');
+  // The sink provider talks plain SMTP to the relay's own listener; with implicit TLS it could not.
+  if (implicit && config.delivery.provider === 'sink') {
+    throw new ConfigError('smtpTls.implicit needs an upstream provider (delivery.provider "smtp"): the sink delivers over plain SMTP');
+  }
+}
+
+function checkDns(dns: DnsConfig): void {
+  if (!Number.isFinite(dns.recheckIntervalSeconds) || dns.recheckIntervalSeconds < 0) {
+    throw new ConfigError(`dns.recheckIntervalSeconds must be a non-negative number of seconds (0 = off), got "${dns.recheckIntervalSeconds}"`);
+  }
+  try {
+    // node:dns's own parser decides what a resolver address is (ip, ip:port, [ipv6]:port).
+    if (dns.servers.length > 0) new Resolver().setServers(dns.servers);
+  } catch {
+    throw new ConfigError(`dns.servers must be IP addresses with an optional port (127.0.0.1:5353), got "${dns.servers.join(', ')}"`);
+  }
+}
+
 export function resolveConfig(
   flags: Partial<RelayFlags> = {},
   env: NodeJS.ProcessEnv = process.env,
@@ -252,6 +322,10 @@ export function resolveConfig(
     host: env.RAVEN_HOST,
     port: env.RAVEN_PORT,
     smtpPort: env.RAVEN_SMTP_PORT,
+    smtpTlsCert: env.RAVEN_SMTP_TLS_CERT_FILE,
+    smtpTlsKey: env.RAVEN_SMTP_TLS_KEY_FILE,
+    publicHostname: env.RAVEN_PUBLIC_HOSTNAME,
+    dnsServer: env.RAVEN_DNS_SERVERS === undefined ? undefined : splitList(env.RAVEN_DNS_SERVERS),
     adminToken: env.RAVEN_ADMIN_TOKEN,
     testClock: env.RAVEN_TEST_CLOCK === undefined ? undefined : parseBool(env.RAVEN_TEST_CLOCK, 'RAVEN_TEST_CLOCK'),
     allowLocalWebhooks:
@@ -263,6 +337,12 @@ export function resolveConfig(
     logLevel: env.RAVEN_LOG_LEVEL,
   };
   if (env.RAVEN_SECRET_KEY) config.secretKey = env.RAVEN_SECRET_KEY;
+  if (env.RAVEN_SMTP_TLS_IMPLICIT !== undefined) {
+    config.smtpTls = { ...config.smtpTls, implicit: parseBool(env.RAVEN_SMTP_TLS_IMPLICIT, 'RAVEN_SMTP_TLS_IMPLICIT') };
+  }
+  if (env.RAVEN_DNS_RECHECK_INTERVAL_SECONDS !== undefined) {
+    config.dns = { ...config.dns, recheckIntervalSeconds: Number(env.RAVEN_DNS_RECHECK_INTERVAL_SECONDS) };
+  }
 
   let allowLocalExplicit = config.allowLocalWebhooks ? true : undefined;
   for (const layer of [fromEnv, flags]) {
@@ -270,11 +350,21 @@ export function resolveConfig(
     if (layer.host !== undefined) config.host = layer.host;
     if (layer.port !== undefined) config.port = parsePort(layer.port, 'port');
     if (layer.smtpPort !== undefined) config.smtpPort = parsePort(layer.smtpPort, 'smtp port');
+    if (layer.smtpTlsCert !== undefined) config.smtpTls = { ...config.smtpTls, certFile: layer.smtpTlsCert };
+    if (layer.smtpTlsKey !== undefined) config.smtpTls = { ...config.smtpTls, keyFile: layer.smtpTlsKey };
+    if (layer.publicHostname !== undefined) config.publicHostname = layer.publicHostname;
+    if (layer.dnsServer !== undefined) config.dns = { ...config.dns, servers: layer.dnsServer };
     if (layer.adminToken !== undefined) config.adminToken = layer.adminToken;
     if (layer.testClock !== undefined) config.testClock = layer.testClock;
     if (layer.allowLocalWebhooks !== undefined) allowLocalExplicit = layer.allowLocalWebhooks;
     if (layer.domain !== undefined) config.domain = layer.domain;
-    if (layer.upstream !== undefined) config.delivery = { ...config.delivery, provider: 'smtp', smtp: parseUpstream(layer.upstream) };
+    if (layer.upstream !== undefined) {
+      // The URL says host, port, TLS mode and login; requireTLS and pool, which it cannot say, stay
+      // as the file set them (credentials in RAVEN_UPSTREAM, the rest in the file).
+      const upstream = parseUpstream(layer.upstream);
+      const { requireTLS, pool } = { ...upstream, ...config.delivery.smtp };
+      config.delivery = { ...config.delivery, provider: 'smtp', smtp: { ...upstream, requireTLS, pool } };
+    }
     if (layer.logLevel !== undefined) config.logLevel = layer.logLevel as RelayConfig['logLevel'];
   }
 
@@ -293,6 +383,11 @@ export function resolveConfig(
   if (!/^[a-z0-9.-]+\.[a-z0-9-]+$/i.test(config.domain)) {
     throw new ConfigError(`domain must be a domain name, got "${config.domain}"`);
   }
+  if (config.publicHostname !== undefined && !HOSTNAME.test(config.publicHostname)) {
+    throw new ConfigError(`publicHostname must be a host name, got "${config.publicHostname}"`);
+  }
+  checkSmtpTls(config);
+  checkDns(config.dns);
   // Development mode (sink) allows local webhooks by default; with an upstream only when asked.
   config.allowLocalWebhooks = allowLocalExplicit ?? config.delivery.provider === 'sink';
   config.dataDir = path.resolve(config.dataDir);

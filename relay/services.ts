@@ -3,6 +3,7 @@ import type { EventEmitter } from 'node:events';
 import type { Clock } from './clock.js';
 import type { RelayConfig } from './config.js';
 import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
 import type { SecretBox } from './secrets.js';
 import type { Db } from './storage/db.js';
 import type { RateLimiter } from './domain/rate-limits.js';
@@ -16,6 +17,8 @@ export interface RelayServices {
   /** Domain events after commit: 'email.event' (StoredEvent), 'jobs.ready', 'webhooks.ready'. */
   bus: EventEmitter;
   rateLimiter: RateLimiter;
+  /** In-memory counters for GET /metrics. */
+  metrics: Metrics;
   adminToken: string;
   /** Set by app.ts: whether each part is up, for /readyz. */
   health: { database: boolean; http: boolean; smtp: boolean; worker: boolean };

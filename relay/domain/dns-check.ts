@@ -1,8 +1,15 @@
-// Checks a domain's published records over real DNS (node:dns), record by record.
+// Checks a domain's published records over real DNS (node:dns), record by record, against the
+// configured resolvers (dns.servers) or the system's.
 import { Resolver } from 'node:dns/promises';
 import type { DnsRecord } from './tenancy.js';
 
-export function createDnsChecker(servers?: string[]): (records: DnsRecord[]) => Promise<DnsRecord[]> {
+export interface DnsChecker {
+  (records: DnsRecord[]): Promise<DnsRecord[]>;
+  /** Ends the queries in flight; their records come back `failed`. */
+  cancel(): void;
+}
+
+export function createDnsChecker(servers?: string[]): DnsChecker {
   const resolver = new Resolver({ timeout: 3000, tries: 2 });
   if (servers && servers.length > 0) resolver.setServers(servers);
 
@@ -14,7 +21,7 @@ export function createDnsChecker(servers?: string[]): (records: DnsRecord[]) => 
     }
   };
 
-  return async (records) =>
+  const check = async (records: DnsRecord[]) =>
     Promise.all(
       records.map(async (record): Promise<DnsRecord> => {
         if (record.type === 'MX') {
@@ -34,10 +41,12 @@ export function createDnsChecker(servers?: string[]): (records: DnsRecord[]) => 
           return { ...record, status: spf.length === 1 ? 'verified' : 'failed' };
         }
         if (record.purpose === 'dmarc') {
+          // Recommended, not required (`required: false`): its status never decides verification.
           return { ...record, status: values.some((v) => v.toLowerCase().startsWith('v=dmarc1')) ? 'verified' : 'failed' };
         }
         const normalise = (v: string) => v.replace(/\s+/g, '');
         return { ...record, status: values.some((v) => normalise(v) === normalise(record.value)) ? 'verified' : 'failed' };
       }),
     );
+  return Object.assign(check, { cancel: () => resolver.cancel() });
 }

@@ -128,6 +128,7 @@ interface DomainRow {
   records_json: string;
   created_at: string;
   verified_at: string | null;
+  last_checked_at: string | null;
 }
 
 const domainView = (d: DomainRow) => ({
@@ -138,6 +139,7 @@ const domainView = (d: DomainRow) => ({
   records: JSON.parse(d.records_json) as DnsRecord[],
   created_at: d.created_at,
   verified_at: d.verified_at,
+  last_checked_at: d.last_checked_at,
 });
 
 const DOMAIN_NAME = /^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/;
@@ -179,6 +181,7 @@ export async function connectDomain(s: RelayServices, projectId: string, body: B
     records_json: JSON.stringify(records),
     created_at: now,
     verified_at: options.verified ? now : null,
+    last_checked_at: null,
   };
   await s.db.write((tx) =>
     tx.run(
@@ -191,6 +194,7 @@ export async function connectDomain(s: RelayServices, projectId: string, body: B
 }
 
 function mxHostFor(s: RelayServices): string {
+  if (s.config.publicHostname) return s.config.publicHostname;
   const host = s.config.smtpHost;
   return host === '127.0.0.1' || host === '0.0.0.0' || host === '::' ? 'localhost' : host;
 }

@@ -17,7 +17,7 @@ async function adminBody(ctx: RequestContext): Promise<Record<string, unknown>> 
 }
 
 export function adminRoutes(s: RelayServices): Route[] {
-  const checkDns = createDnsChecker();
+  const checkDns = createDnsChecker(s.config.dns.servers);
   const p = (ctx: RequestContext, name: string) => ctx.params[name]!;
   const created = (body: unknown) => ({ status: 201, body });
   const ok = (body: unknown) => ({ status: 200, body });

@@ -1,4 +1,5 @@
-// Operations endpoints, without authentication: liveness, readiness, Prometheus metrics.
+// Operations endpoints, without authentication: liveness, readiness, Prometheus metrics (gauges
+// read from the database, counters from relay/metrics.ts).
 import type { RelayServices } from '../services.js';
 import { publicRoute } from './route-helpers.js';
 import type { Route } from './router.js';
@@ -22,10 +23,11 @@ export function opsRoutes(s: RelayServices): Route[] {
 }
 
 async function renderMetrics(s: RelayServices): Promise<string> {
-  const [jobs, emails, deliveries] = await Promise.all([
+  const [jobs, emails, deliveries, domains] = await Promise.all([
     s.db.all<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state'),
     s.db.all<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM emails GROUP BY status'),
     s.db.all<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM webhook_deliveries GROUP BY state'),
+    s.db.all<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM domains GROUP BY status'),
   ]);
   const lines = [
     '# HELP raven_queue_jobs Delivery jobs by state.',
@@ -37,9 +39,13 @@ async function renderMetrics(s: RelayServices): Promise<string> {
     '# HELP raven_webhook_deliveries Webhook deliveries by state.',
     '# TYPE raven_webhook_deliveries gauge',
     ...deliveries.map((r) => `raven_webhook_deliveries{state="${r.state}"} ${r.n}`),
+    '# HELP raven_domains Connected domains by status (pending ones are rechecked periodically).',
+    '# TYPE raven_domains gauge',
+    ...domains.map((r) => `raven_domains{status="${r.status}"} ${r.n}`),
     '# HELP raven_up Whether the relay is running.',
     '# TYPE raven_up gauge',
     'raven_up 1',
+    ...s.metrics.render(),
   ];
   return `${lines.join('\n')}\n`;
 }

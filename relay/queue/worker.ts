@@ -12,6 +12,7 @@ import { buildOutboundMessage, senderDomain, type EmailForMime } from '../delive
 import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
 import { PENDING_STATUSES, recordDeliveryResult, settlePendingRecipients } from '../domain/outcomes.js';
 import { announceEvents, type StoredEvent } from '../domain/timeline.js';
+import { countDeliveryResult } from '../metrics.js';
 import type { RelayServices } from '../services.js';
 import { retryDelaySeconds } from './backoff.js';
 import { ProviderLimits } from './provider-limits.js';
@@ -137,6 +138,7 @@ async function dispatch(services: RelayServices, provider: DeliveryProvider, lim
 
   const settle = async (outcome: 'failed' | 'delivery_unknown', reason: string, error: unknown) => {
     log.error('queue', 'dispatch failed', { job_id: job.id, email_id: job.email_id, reason, error: (error as Error).message });
+    services.metrics.inc('raven_deliveries_total', { outcome: outcome === 'failed' ? 'failed' : 'unknown' }, envelopeTo.length);
     const now = clock.iso();
     const events = await db.write(async (tx) => {
       const settled = await settlePendingRecipients(tx, job.email_id, outcome, now, { reason });
@@ -212,6 +214,7 @@ async function dispatch(services: RelayServices, provider: DeliveryProvider, lim
     outcome = await record();
   }
   announceEvents(services.bus, outcome.events);
+  countDeliveryResult(services.metrics, result, provider.name === 'sink' ? 'delivered' : 'sent');
   log.info('queue', 'dispatched', {
     job_id: job.id,
     email_id: job.email_id,

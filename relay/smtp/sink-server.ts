@@ -21,6 +21,7 @@ import type { RelayServices } from '../services.js';
 import { insertCapturedMessage } from '../storage/captured.js';
 import { headerValue, parseHeaders } from './headers.js';
 import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
+import type { ListenerTls } from './tls.js';
 
 export interface SmtpSink {
   host: string;
@@ -35,6 +36,8 @@ export interface SmtpSinkOptions {
   maxClients?: number;
   /** Idle time-out of a session, real time. */
   socketTimeoutMs?: number;
+  /** With a certificate the listener offers STARTTLS (or speaks implicit TLS); without, plain SMTP. */
+  tls?: ListenerTls;
 }
 
 export type SimulatedOutcome = 'bounced' | 'rejected' | 'delayed' | 'unknown' | 'complained' | 'delivered';
@@ -236,8 +239,11 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     // The sink takes any credentials: clients configured with a login can still send to it.
     allowInsecureAuth: true,
     onAuth: (auth, _session, callback) => callback(null, { user: auth.username ?? 'anonymous' }),
-    disabledCommands: ['STARTTLS'],
-    hideSTARTTLS: true,
+    ...(options.tls
+      ? { key: options.tls.key, cert: options.tls.cert, secure: options.tls.implicit, hideSTARTTLS: false }
+      : { disabledCommands: ['STARTTLS'], hideSTARTTLS: true }),
+    // The greeting and EHLO name: the public host name the domains' MX records point at.
+    ...(services.config.publicHostname ? { name: services.config.publicHostname } : {}),
     // Replies carry their own enhanced status codes (5.1.1 for a bounce, 5.7.1 for a refusal).
     hideENHANCEDSTATUSCODES: true,
     size: maxBytes,

@@ -181,6 +181,7 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
         [state, number, nextMs === null ? null : new Date(nextMs).toISOString(), row.id],
       );
     });
+    services.metrics.inc('raven_webhook_attempts_total', { result: outcome.delivered ? 'success' : 'failure' });
     const fields = {
       webhook_id: row.webhook_id,
       event_id: row.event_id,

@@ -216,8 +216,9 @@ export interface paths {
         /**
          * Connect a domain
          * @description Connects a sender domain to the project and returns the DNS records to publish: the DKIM
-         *     CNAMEs and the MAIL FROM MX and SPF records on the `raven.` subdomain (required), plus a
-         *     recommended DMARC record. A domain name may be connected to several projects; each
+         *     TXT record and the MAIL FROM MX and SPF records on the `raven.` subdomain (required), plus a
+         *     recommended DMARC record. The relay rechecks pending domains periodically
+         *     (`dns.recheckIntervalSeconds`) until they verify. A domain name may be connected to several projects; each
          *     connection is verified on its own.
          */
         post: operations["adminCreateDomain"];
@@ -238,9 +239,10 @@ export interface paths {
         put?: never;
         /**
          * Verify a domain
-         * @description Checks the domain's required DNS records and answers 200 with the domain: `verified` when
-         *     every required record is found, else still `pending`, each record carrying its own
-         *     `status`. `{"force": true}` marks the domain verified without looking at DNS (development).
+         * @description Checks the domain's DNS records (through the relay's configured resolvers, `dns.servers`)
+         *     and answers 200 with the domain: `verified` when every required record is found, else still
+         *     `pending`, each record carrying its own `status`; DMARC is recommended and never blocks
+         *     verification. A verified domain stays verified. `{"force": true}` marks the domain verified without looking at DNS (development).
          */
         post: operations["adminVerifyDomain"];
         delete?: never;
@@ -962,7 +964,7 @@ export interface components {
             force: boolean;
         };
         /**
-         * @description A DNS record to publish: DKIM CNAMEs, the MAIL FROM MX and SPF TXT on the `raven.` subdomain
+         * @description A DNS record to publish: the DKIM TXT, the MAIL FROM MX and SPF TXT on the `raven.` subdomain
          *     (avoid a second SPF record at that name), and a recommended DMARC TXT (`required: false`;
          *     its absence does not block verification).
          */
@@ -997,6 +999,8 @@ export interface components {
             records: components["schemas"]["DnsRecord"][];
             created_at: components["schemas"]["Timestamp"];
             verified_at: components["schemas"]["Timestamp"] | null;
+            /** @description When DNS was last checked (verify, or the periodic recheck), on the relay clock. */
+            last_checked_at: components["schemas"]["Timestamp"] | null;
         };
         /** @description A project's domains. */
         DomainList: {

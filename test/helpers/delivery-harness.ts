@@ -13,6 +13,7 @@ import { RateLimiter } from '../../relay/domain/rate-limits.js';
 import { bootstrapIfEmpty } from '../../relay/domain/tenancy.js';
 import { newId } from '../../relay/ids.js';
 import { createLogger } from '../../relay/log.js';
+import { Metrics } from '../../relay/metrics.js';
 import { startWorker, type Worker } from '../../relay/queue/worker.js';
 import { SecretBox } from '../../relay/secrets.js';
 import type { RelayServices } from '../../relay/services.js';
@@ -75,6 +76,7 @@ export async function startHarness(
     secrets: new SecretBox('delivery-harness-secret-key-0123456789'),
     bus,
     rateLimiter: new RateLimiter(config.limits),
+    metrics: new Metrics(),
     adminToken: 'harness-admin-token',
     health: { database: true, http: false, smtp: false, worker: false },
   };

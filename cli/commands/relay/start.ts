@@ -13,6 +13,10 @@ interface Options {
   host?: string;
   port?: number;
   smtpPort?: number;
+  smtpTlsCert?: string;
+  smtpTlsKey?: string;
+  publicHostname?: string;
+  dnsServer?: string[];
   adminToken?: string;
   testClock?: boolean;
   allowLocalWebhooks?: boolean;
@@ -32,12 +36,19 @@ function parsePort(flag: string) {
   };
 }
 
+/** Repeatable flags collect into a list (undefined until given, so the file and env still apply). */
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
 export function register(cmd: Command): void {
   cmd
     .option('--data-dir <dir>', 'directory for the database and secrets, created when missing (default: ./.raven)')
     .option('--host <host>', 'address to bind HTTP and SMTP (default: 127.0.0.1)')
     .option('--port <port>', 'HTTP port, 0 for a free one (default: 7700)', parsePort('--port'))
     .option('--smtp-port <port>', 'SMTP sink port, 0 for a free one (default: 7725)', parsePort('--smtp-port'))
+    .option('--smtp-tls-cert <file>', 'PEM certificate chain for the SMTP listener: STARTTLS is offered (with --smtp-tls-key)')
+    .option('--smtp-tls-key <file>', 'PEM private key of --smtp-tls-cert')
+    .option('--public-hostname <name>', "the relay's public DNS name: MX/SPF target of domain records, SMTP greeting")
+    .option('--dns-server <address>', 'DNS resolver for domain verification, ip or ip:port; repeatable (default: the system\'s)', collect)
     .option('--admin-token <token>', 'admin API token (default: $RAVEN_ADMIN_TOKEN, else generated and stored)')
     .option('--test-clock', 'enable the controllable test clock (/admin/v1/clock)')
     .option('--allow-local-webhooks', 'allow webhook endpoints that are not public https:443')
@@ -105,6 +116,7 @@ export function register(cmd: Command): void {
       'ravenctl relay start --data-dir ./data --port 0 --smtp-port 0 --json',
       'ravenctl relay start --test-clock --admin-token dev-token --domain mail.example.test',
       'ravenctl relay start --upstream smtps://user:pass@smtp.example.com:465',
+      'ravenctl relay start --config /etc/raven/raven.json --dns-server 127.0.0.1:5353',
     ],
     refused: ['address_in_use', 'config_invalid', 'internal_error'],
     network: false,

@@ -1,0 +1,134 @@
+// relay/config.ts for the production settings (dns, smtpTls, publicHostname, upstream from the
+// environment), and the committed production examples: examples/raven.json with examples/raven.env
+// must load, and examples/raven-relay.service must agree with them, so the README never rots.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, resolveConfig } from '../../relay/config.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const example = (name: string) => path.join(root, 'examples', name);
+
+function configFile(content: unknown): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'raven-config-')), 'raven.json');
+  writeFileSync(file, JSON.stringify(content));
+  return file;
+}
+
+/** KEY=VALUE lines, as systemd's EnvironmentFile= reads them (comments and blanks skipped). */
+function parseEnvFile(file: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    const eq = line.indexOf('=');
+    assert.ok(eq > 0, `an assignment: ${line}`);
+    env[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  return env;
+}
+
+/** `Key=value` lines of a unit file, by key (repeated keys keep every value). */
+function parseUnit(file: string): Map<string, string[]> {
+  const keys = new Map<string, string[]>();
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^([A-Za-z]+)=(.*)$/.exec(line);
+    if (m) keys.set(m[1]!, [...(keys.get(m[1]!) ?? []), m[2]!]);
+  }
+  return keys;
+}
+
+const rejects = (fn: () => unknown, pattern: RegExp) =>
+  assert.throws(fn, (e: Error) => e instanceof ConfigError && pattern.test(e.message));
+
+test('dns: defaults, file, RAVEN_DNS_SERVERS (comma-separated), then --dns-server', () => {
+  assert.deepEqual(resolveConfig({}, {}).dns, { servers: [], recheckIntervalSeconds: 300 });
+  const file = configFile({ dns: { servers: ['10.0.0.53'], recheckIntervalSeconds: 60 } });
+  assert.deepEqual(resolveConfig({ config: file }, {}).dns, { servers: ['10.0.0.53'], recheckIntervalSeconds: 60 });
+  const env = { RAVEN_DNS_SERVERS: '127.0.0.1:5353, [::1]:5353', RAVEN_DNS_RECHECK_INTERVAL_SECONDS: '30' };
+  assert.deepEqual(resolveConfig({ config: file }, env).dns, { servers: ['127.0.0.1:5353', '[::1]:5353'], recheckIntervalSeconds: 30 });
+  assert.deepEqual(resolveConfig({ config: file, dnsServer: ['192.0.2.1'] }, env).dns.servers, ['192.0.2.1']);
+});
+
+test('dns: bad values and unknown keys stop start-up', () => {
+  rejects(() => resolveConfig({ dnsServer: ['resolver.example'] }, {}), /dns\.servers/);
+  rejects(() => resolveConfig({}, { RAVEN_DNS_RECHECK_INTERVAL_SECONDS: '-1' }), /recheckIntervalSeconds/);
+  rejects(() => resolveConfig({}, { RAVEN_DNS_RECHECK_INTERVAL_SECONDS: 'soon' }), /recheckIntervalSeconds/);
+  rejects(() => resolveConfig({ config: configFile({ dns: { server: ['1.1.1.1'] } }) }, {}), /unknown config key "dns\.server"/);
+  rejects(() => resolveConfig({ config: configFile({ dns: { servers: '1.1.1.1' } }) }, {}), /"dns\.servers" must be an array of strings/);
+});
+
+test('smtpTls and publicHostname: file, environment, flags', () => {
+  const file = configFile({ smtpTls: { certFile: '/file/cert.pem', keyFile: '/file/key.pem' }, publicHostname: 'mx.file.example' });
+  const fromFile = resolveConfig({ config: file }, {});
+  assert.deepEqual(fromFile.smtpTls, { certFile: '/file/cert.pem', keyFile: '/file/key.pem', implicit: false });
+  assert.equal(fromFile.publicHostname, 'mx.file.example');
+  const env = { RAVEN_SMTP_TLS_CERT_FILE: '/env/cert.pem', RAVEN_SMTP_TLS_KEY_FILE: '/env/key.pem', RAVEN_PUBLIC_HOSTNAME: 'mx.env.example' };
+  const fromEnv = resolveConfig({ config: file }, env);
+  assert.deepEqual(fromEnv.smtpTls, { certFile: '/env/cert.pem', keyFile: '/env/key.pem', implicit: false });
+  assert.equal(fromEnv.publicHostname, 'mx.env.example');
+  const fromFlags = resolveConfig({ config: file, smtpTlsCert: '/flag/cert.pem', publicHostname: 'mx.flag.example' }, env);
+  assert.equal(fromFlags.smtpTls.certFile, '/flag/cert.pem');
+  assert.equal(fromFlags.smtpTls.keyFile, '/env/key.pem');
+  assert.equal(fromFlags.publicHostname, 'mx.flag.example');
+  rejects(() => resolveConfig({ publicHostname: 'not a host' }, {}), /publicHostname/);
+  rejects(() => resolveConfig({ config: configFile({ smtpTls: { cert: '/x' } }) }, {}), /unknown config key "smtpTls\.cert"/);
+});
+
+test('an upstream URL from the environment keeps requireTLS and pool from the file', () => {
+  const file = configFile({ delivery: { provider: 'smtp', smtp: { requireTLS: true, pool: 2 } } });
+  const config = resolveConfig({ config: file }, { RAVEN_UPSTREAM: 'smtp://user:p%40ss@smtp.provider.example:2587' });
+  assert.deepEqual(config.delivery.smtp, {
+    host: 'smtp.provider.example', port: 2587, secure: false, requireTLS: true, pool: 2, auth: { user: 'user', pass: 'p@ss' },
+  });
+  assert.equal(resolveConfig({ upstream: 'smtps://h.example' }, {}).delivery.smtp?.requireTLS, false, 'no file: the URL defaults');
+});
+
+test('examples/raven.json with examples/raven.env loads as a production relay', () => {
+  const env = parseEnvFile(example('raven.env'));
+  const config = resolveConfig({ config: example('raven.json') }, env);
+  assert.equal(config.delivery.provider, 'smtp');
+  assert.equal(config.delivery.smtp?.host, 'smtp.provider.example');
+  assert.equal(config.delivery.smtp?.requireTLS, true);
+  assert.ok(config.delivery.smtp?.auth?.pass, 'the upstream login comes from the environment');
+  assert.equal(config.adminToken, env.RAVEN_ADMIN_TOKEN);
+  assert.equal(config.secretKey, env.RAVEN_SECRET_KEY);
+  assert.ok(config.smtpTls.certFile && config.smtpTls.keyFile);
+  assert.ok(config.publicHostname);
+  assert.ok(config.dns.servers.length > 0);
+  assert.equal(config.allowLocalWebhooks, false, 'an upstream relay refuses local webhook URLs');
+  const file = readFileSync(example('raven.json'), 'utf8');
+  assert.doesNotMatch(file, /adminToken|secretKey|"auth"|pass/, 'no secrets in raven.json');
+});
+
+test('examples/raven-relay.service agrees with the examples and stops the relay gracefully', () => {
+  const unit = parseUnit(example('raven-relay.service'));
+  const one = (key: string) => {
+    const values = unit.get(key);
+    assert.equal(values?.length, 1, `${key}= once`);
+    return values[0]!;
+  };
+  const config = resolveConfig({ config: example('raven.json') }, parseEnvFile(example('raven.env')));
+  assert.match(one('ExecStart'), /^\/\S+ relay start --config \/etc\/raven\/raven\.json$/);
+  assert.equal(one('EnvironmentFile'), '/etc/raven/raven.env');
+  assert.ok(one('User'));
+  assert.equal(one('Restart'), 'on-failure');
+  assert.equal(one('KillSignal'), 'SIGTERM');
+  // Longer than the relay's own forced exit (10 s in cli/commands/relay/start.ts).
+  assert.ok(Number(one('TimeoutStopSec')) > 10);
+  assert.equal(one('NoNewPrivileges'), 'true');
+  assert.equal(one('ProtectSystem'), 'strict');
+  assert.ok(one('ReadWritePaths').split(/\s+/).includes(config.dataDir), 'the data directory is writable');
+  assert.equal(`/var/lib/${one('StateDirectory')}`, config.dataDir);
+  assert.ok(config.smtpPort >= 1024 || one('AmbientCapabilities').includes('CAP_NET_BIND_SERVICE'), 'may bind the SMTP port');
+});
+
+test('the README shows examples/raven.json as committed', () => {
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Production (self-hosted)'));
+  const block = /```json\n([\s\S]*?)\n```/.exec(section);
+  assert.ok(block, 'a json block in the Production section');
+  assert.deepEqual(JSON.parse(block[1]!), JSON.parse(readFileSync(example('raven.json'), 'utf8')));
+});
