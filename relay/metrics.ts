@@ -16,6 +16,16 @@ const COUNTERS = {
     help: 'Delivery attempt outcomes, one per recipient and attempt.',
     initial: ['delivered', 'sent', 'bounced', 'deferred', 'failed', 'unknown'].map((outcome) => ({ outcome })),
   },
+  raven_reports_total: {
+    help: 'Mail received at the raven. MX: delivery status notifications (dsn) and feedback reports (arf) applied to a known email, about an unknown one, or refused as no report.',
+    initial: [
+      { kind: 'dsn', result: 'applied' },
+      { kind: 'arf', result: 'applied' },
+      { kind: 'dsn', result: 'unknown_email' },
+      { kind: 'arf', result: 'unknown_email' },
+      { kind: 'none', result: 'refused' },
+    ],
+  },
   raven_webhook_attempts_total: {
     help: 'Webhook POST attempts: success (a 2xx answer) or failure.',
     initial: [{ result: 'success' }, { result: 'failure' }],

@@ -208,6 +208,9 @@ describe('the report MX refuses everything else', () => {
     assert.equal(error.responseCode, 550);
     assert.match(error.response ?? '', /5\.7\.1/);
     assert.equal((await detailOf(id)).status, 'sent');
+    const metrics = await fetch(`${t.url}/metrics`).then((r) => r.text());
+    assert.match(metrics, /^raven_reports_total\{kind="none",result="refused"\} [1-9]/m);
+    assert.match(metrics, /^raven_reports_total\{kind="dsn",result="applied"\} [1-9]/m);
   });
 
   test('a raven. address of a domain the relay does not know is refused at RCPT', async () => {

@@ -36,11 +36,13 @@ export function createReportMailbox(services: RelayServices): ReportMailbox {
     async receive(raw, recipients) {
       const report = readFeedbackReport(raw);
       if (!report) {
+        services.metrics.inc('raven_reports_total', { kind: 'none', result: 'refused' });
         log.info('smtp', 'refused mail to the report mailbox: not a report', { size: raw.length });
         return { ok: false, code: 550, message: '5.7.1 this address only takes delivery status notifications and feedback reports' };
       }
       const outcome = await db.write((tx) => applyFeedbackReport(tx, report, recipients, clock.iso()));
       announceEvents(services.bus, outcome.events);
+      services.metrics.inc('raven_reports_total', { kind: report.kind, result: outcome.emailId ? 'applied' : 'unknown_email' });
       log.info('smtp', 'report received', {
         kind: report.kind,
         email_id: outcome.emailId,
