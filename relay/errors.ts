@@ -1,5 +1,5 @@
 // The error catalogue: every code the API can answer, with its HTTP status, defined once.
-// The domain throws ApiError; relay/http/respond.ts is the one place it becomes a response.
+// The domain throws ApiError; errorReply in relay/http/server.ts is the one place it becomes a response.
 export const ERROR_CATALOGUE = {
   invalid_request: { status: 400, meaning: 'The body is not a JSON object, repeats a key, or a header is malformed or repeated.' },
   invalid_api_key: { status: 401, meaning: 'The API key is missing, invalid or revoked.' },

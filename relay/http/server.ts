@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
-import { StorageUnavailableError } from '../storage/db.js';
+import { isStorageFault } from '../storage/db.js';
 import { createContext, type Reply } from './context.js';
 import { Router } from './router.js';
 import { buildRoutes } from './routes.js';
@@ -21,7 +21,8 @@ export function errorReply(error: unknown): Reply {
     if (error.code === 'validation_error') body.details = error.extra.details ?? [];
     return { status: error.status, body: { error: body }, headers };
   }
-  if (error instanceof StorageUnavailableError) {
+  // Busy, full or failing storage (from the writer or a read) is temporary: 503, never 500.
+  if (isStorageFault(error)) {
     return errorReply(
       new ApiError('service_unavailable', 'Storage is temporarily unavailable; retry after 1 second.', { retryAfter: 1 }),
     );
@@ -93,7 +94,8 @@ export async function startHttpServer(services: RelayServices): Promise<HttpServ
       pending
         .catch((error: unknown) => {
           if (!(error instanceof ApiError)) {
-            log.error('http', 'request failed', { request_id: requestId, error: (error as Error)?.message });
+            const cause = (error as Error)?.cause as Error | undefined;
+            log.error('http', 'request failed', { request_id: requestId, error: (error as Error)?.message, cause: cause?.message });
           }
           return errorReply(error);
         })

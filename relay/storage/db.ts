@@ -38,6 +38,17 @@ export class StorageUnavailableError extends Error {
   }
 }
 
+/**
+ * True for the SQLite results that say the storage cannot serve right now (locked by another
+ * process past busy_timeout, disk or max_page_count full, an I/O error) rather than that the
+ * statement is wrong: a retry later may succeed, so callers answer 503, not 500.
+ */
+export function isStorageFault(error: unknown): boolean {
+  if (error instanceof StorageUnavailableError) return true;
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|FULL|IOERR)/.test(code);
+}
+
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 // Most groups are small; the cap bounds how long one transaction holds the write lock.
 const MAX_GROUP = 512;
@@ -147,9 +158,13 @@ class GroupCommitWriter {
           await this.conn.run('RELEASE w');
           outcomes.push({ ok: true, value });
         } catch (error) {
-          await this.conn.run('ROLLBACK TO w');
+          // After a storage fault SQLite may have rolled the whole transaction back itself: then
+          // ROLLBACK TO fails, and so does the whole group, with the fault as the cause.
+          await this.conn.run('ROLLBACK TO w').catch((rollbackError: unknown) => {
+            throw isStorageFault(error) ? error : rollbackError;
+          });
           await this.conn.run('RELEASE w');
-          outcomes.push({ ok: false, error });
+          outcomes.push({ ok: false, error: isStorageFault(error) ? new StorageUnavailableError(error) : error });
         }
       }
       await this.conn.run('COMMIT');

@@ -1,7 +1,8 @@
 // Where the relay may send webhooks (CONTRACT section 5): `https` on port 443, no credentials in
 // the URL, and a host that resolves only to public addresses, unless the relay allows local
 // webhooks (development mode or --allow-local-webhooks): then `http` or `https` on any port, and
-// loopback or private addresses too. Cloud metadata addresses and multicast are refused always.
+// loopback or private addresses too. Cloud metadata services (by address or by name) and multicast
+// are refused always.
 //
 // The rules run twice: when an endpoint is created (checkWebhookUrl, which resolves the host), and
 // on every send, against the addresses the connection actually uses (createGuardedConnector), so a
@@ -23,6 +24,12 @@ const RESOLVE_TIMEOUT_MS = 5_000;
 
 /** Instance metadata services: never a webhook target, whatever the configuration. */
 const METADATA_ADDRESSES = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254']);
+/** Their names (GCP, AWS), refused before any lookup: they resolve only inside the cloud. */
+const METADATA_HOSTS = ['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal'];
+
+function isMetadataHost(name: string): boolean {
+  return METADATA_HOSTS.some((h) => name === h || name.endsWith(`.${h}`));
+}
 
 // ---- addresses ----
 
@@ -164,14 +171,20 @@ export function checkWebhookUrlSyntax(raw: string, allowLocal: boolean): URL {
   if (url.username !== '' || url.password !== '') throw new UrlPolicyError('must not contain credentials (user:password@)');
   // The parser drops the default port, so a non-empty port is anything but 443 for https.
   if (!allowLocal && url.port !== '') throw new UrlPolicyError('must use port 443');
+  if (url.port === '0') throw new UrlPolicyError('must use a port from 1 to 65535');
   if (url.hash !== '') throw new UrlPolicyError('must not contain a fragment (#...)');
   const host = url.hostname;
   if (host === '') throw new UrlPolicyError('must name a host');
   if (net.isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
     const why = addressRefusal(host, allowLocal);
     if (why) throw new UrlPolicyError(`must not point to ${why} (${host})`);
-  } else if (!allowLocal && (host === 'localhost' || host.endsWith('.localhost'))) {
-    throw new UrlPolicyError(`must not point to a loopback address (${host})`);
+  } else {
+    // The parser lower-cases names but keeps final dots, which name the same host (`localhost.`).
+    const name = host.replace(/\.+$/, '');
+    if (isMetadataHost(name)) throw new UrlPolicyError(`must not point to a cloud metadata service (${host})`);
+    if (!allowLocal && (name === 'localhost' || name.endsWith('.localhost'))) {
+      throw new UrlPolicyError(`must not point to a loopback address (${host})`);
+    }
   }
   return url;
 }
@@ -214,18 +227,26 @@ export async function checkWebhookUrl(raw: string, allowLocal: boolean, resolveA
 
 // ---- send time ----
 
+/** dns.lookup with `all: true`; tests give one that asks their own DNS server. */
+export type LookupAll = (
+  hostname: string,
+  options: dns.LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => void;
+
+const systemLookupAll: LookupAll = (hostname, options, callback) => dns.lookup(hostname, options, callback);
+
 /**
  * A resolver for sockets that refuses the whole answer when any address is not allowed, so a
  * connection never even starts towards an internal address.
  */
-export function createGuardedLookup(allowLocal: boolean): LookupFunction {
+export function createGuardedLookup(allowLocal: boolean, lookupAll: LookupAll = systemLookupAll): LookupFunction {
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    lookupAll(hostname, { ...options, all: true }, (err, list) => {
       if (err) {
         callback(err, '');
         return;
       }
-      const list = addresses as dns.LookupAddress[];
       for (const a of list) {
         const why = addressRefusal(a.address, allowLocal);
         if (why) {
@@ -248,8 +269,12 @@ export function createGuardedLookup(allowLocal: boolean): LookupFunction {
  * literals before connecting, host names through createGuardedLookup, and the socket's remote
  * address once connected (a last check that does not depend on how the address was found).
  */
-export function createGuardedConnector(allowLocal: boolean, connectTimeoutMs: number): buildConnector.connector {
-  const connect = buildConnector({ timeout: connectTimeoutMs, lookup: createGuardedLookup(allowLocal) });
+export function createGuardedConnector(
+  allowLocal: boolean,
+  connectTimeoutMs: number,
+  lookup: LookupFunction = createGuardedLookup(allowLocal),
+): buildConnector.connector {
+  const connect = buildConnector({ timeout: connectTimeoutMs, lookup });
   return (options, callback) => {
     const host = options.hostname.replace(/^\[|\]$/g, '');
     if (net.isIP(host) !== 0) {

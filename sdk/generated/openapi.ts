@@ -359,8 +359,11 @@ export interface paths {
          * Create a webhook endpoint
          * @description Subscribes a URL to event types (`["*"]` for all). The URL must be `https` on port 443 and
          *     resolve to public addresses, unless the relay allows local webhooks (development mode, or
-         *     `--allow-local-webhooks`); otherwise 422 `validation_error`. The signing `secret` appears in
-         *     this response only.
+         *     `--allow-local-webhooks`: then `http` too, any port, loopback and private addresses);
+         *     otherwise 422 `validation_error`. Whatever the mode, no credentials (`user:pass@`) and no
+         *     cloud metadata service, by address (`169.254.169.254`, `fd00:ec2::254`, ...) or by name
+         *     (`metadata.google.internal`, ...). The same rules apply again on every delivery, to the
+         *     address actually connected to. The signing `secret` appears in this response only.
          */
         post: operations["adminCreateWebhookEndpoint"];
         delete?: never;

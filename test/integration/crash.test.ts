@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import sqlite3 from 'sqlite3';
 import { call } from '../helpers/start-relay.js';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
+import { integrityCheck } from './sqlite-inspect.js';
 
 const ADMIN_TOKEN = 'crash-admin-token-0123456789';
 const CYCLES = Number(process.env.RAVEN_CRASH_CYCLES ?? 20);
@@ -33,17 +33,6 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
     }),
   );
   return out;
-}
-
-function integrityCheck(file: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(file, sqlite3.OPEN_READWRITE, (openError) => {
-      if (openError) return reject(openError);
-      db.all<{ integrity_check: string }>('PRAGMA integrity_check', (error, rows) => {
-        db.close(() => (error ? reject(error) : resolve(rows.map((r) => r.integrity_check))));
-      });
-    });
-  });
 }
 
 function sample<T>(items: T[], n = 10): string {

@@ -11,7 +11,7 @@ import { webhookDispatcherDefaults } from '../../relay/webhooks/dispatcher.js';
 import { WEBHOOK_RETRY_DELAYS_SECONDS } from '../../relay/webhooks/schedule.js';
 import { verifyWebhook } from '../../sdk/webhooks.js';
 import { ADMIN_TOKEN, call, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
-import { advanceClock, createEndpoint, deliveries, sleep, startReceiver, waitForAttempts, type Receiver } from './webhooks-helpers.js';
+import { advanceClock, createEndpoint, deliveries, insertEndpointRow, sleep, startReceiver, waitForAttempts, type Receiver } from './webhooks-helpers.js';
 
 describe('webhook delivery', () => {
   let t: TestRelay;
@@ -233,18 +233,8 @@ describe('send-time URL policy', () => {
   test('an endpoint that became local since creation is refused on send, not contacted', async () => {
     const receiver = await startReceiver();
     try {
-      // As if it had passed creation (public then, loopback now): written straight to the database.
-      const { db, secrets, clock } = t.relay.services;
-      await db.write((tx) =>
-        tx.run('INSERT INTO webhooks (id, project_id, url, events_json, secret_enc, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
-          'whk_rebound',
-          t.projectId,
-          `https://127.0.0.1:${receiver.port}/hook`,
-          '["*"]',
-          secrets.seal('whsec_x'),
-          clock.iso(),
-        ]),
-      );
+      // As if it had passed creation (public then, loopback now).
+      await insertEndpointRow(t, 'whk_rebound', `https://127.0.0.1:${receiver.port}/hook`);
       await t.send();
       const list = await waitForAttempts(t, 'whk_rebound', 1);
       assert.equal(list[0]!.status_code, null);

@@ -14,8 +14,9 @@ export interface ReceivedRequest {
   at: number;
 }
 
-/** How the receiver answers one request: a status (and headers), or never ('hang'). */
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+/** How the receiver answers one request: a status (and headers), never ('hang'), or by
+ * destroying the connection without a response ('reset'). */
+export type Answer = { status: number; headers?: Record<string, string> } | 'hang' | 'reset';
 
 export interface Receiver {
   url: string;
@@ -72,6 +73,10 @@ export async function startReceiver(): Promise<Receiver> {
         hanging.add(res);
         return;
       }
+      if (answer === 'reset') {
+        req.socket.destroy();
+        return;
+      }
       res.writeHead(answer.status, answer.headers);
       res.end('ok');
     });
@@ -98,14 +103,35 @@ export interface AttemptView {
   next_attempt_at: string | null;
 }
 
-export async function deliveries(t: TestRelay, webhookId: string): Promise<AttemptView[]> {
+/**
+ * Writes an endpoint straight into the database, past the creation-time checks: as if its URL had
+ * passed them then (a name that resolved publicly) and the world changed since.
+ */
+export async function insertEndpointRow(t: TestRelay, id: string, url: string, secret = 'whsec_x'): Promise<void> {
+  const { db, secrets, clock } = t.relay.services;
+  await db.write((tx) =>
+    tx.run('INSERT INTO webhooks (id, project_id, url, events_json, secret_enc, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
+      id,
+      t.projectId,
+      url,
+      '["*"]',
+      secrets.seal(secret),
+      clock.iso(),
+    ]),
+  );
+}
+
+/** What the admin helpers below need: a relay restarted on the same data directory has it too. */
+export type AdminClient = Pick<TestRelay, 'admin'>;
+
+export async function deliveries(t: AdminClient, webhookId: string): Promise<AttemptView[]> {
   const res = await t.admin('GET', `/admin/v1/webhooks/${webhookId}/deliveries`);
   assert.equal(res.status, 200, res.text);
   return res.body.deliveries;
 }
 
 /** Polls the deliveries list until `n` attempts are recorded. */
-export async function waitForAttempts(t: TestRelay, webhookId: string, n: number, timeoutMs = 10_000): Promise<AttemptView[]> {
+export async function waitForAttempts(t: AdminClient, webhookId: string, n: number, timeoutMs = 10_000): Promise<AttemptView[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const list = await deliveries(t, webhookId);
@@ -115,7 +141,7 @@ export async function waitForAttempts(t: TestRelay, webhookId: string, n: number
   }
 }
 
-export async function advanceClock(t: TestRelay, seconds: number): Promise<void> {
+export async function advanceClock(t: AdminClient, seconds: number): Promise<void> {
   const res = await t.admin('POST', '/admin/v1/clock/advance', { seconds });
   assert.equal(res.status, 200, res.text);
 }
