@@ -270,15 +270,22 @@ function resultsFromError(message: OutboundMessage, attempt: Attempt): Recipient
   const err = attempt.error!;
   const { envelope } = attempt;
   const connectionLost = err.code !== undefined && CONNECTION_ERRORS.has(err.code) && err.responseCode === undefined;
+  // A refused MAIL FROM decides for every recipient: with PIPELINING the RCPTs sent along with it
+  // were answered `503 need MAIL command`, which said nothing about them (a 5xx sender refusal
+  // used to be deferred for that). It is about the sender, so never a hard bounce of a recipient.
+  const senderRefused = err.command === 'MAIL FROM' && err.responseCode !== undefined;
   return message.envelope.to.map((address) => {
-    const refused = envelope.rejectedErrors?.find((e) => e.recipient !== undefined && sameAddress(e.recipient, address));
+    const refused = senderRefused
+      ? undefined
+      : envelope.rejectedErrors?.find((e) => e.recipient !== undefined && sameAddress(e.recipient, address));
     if (refused) return result(address, classifyReply(refused.responseCode, refused.response), refused.responseCode, refused.response);
     if (connectionLost) {
       // Only the whole message followed by a lost answer can have been accepted.
       return result(address, attempt.finished ? 'unknown' : 'deferred', undefined, err.message);
     }
     // A refusal of the whole transaction: MAIL FROM, DATA, or the answer to the message.
-    return result(address, classifyReply(err.responseCode, err.response), err.responseCode, err.response ?? err.message);
+    const outcome = classifyReply(err.responseCode, err.response);
+    return result(address, senderRefused && outcome === 'bounced' ? 'rejected' : outcome, err.responseCode, err.response ?? err.message);
   });
 }
 
@@ -304,7 +311,10 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
         acquired = await pool.acquire();
       } catch (error) {
         const err = error as SmtpError;
-        const outcome = err.responseCode !== undefined ? classifyReply(err.responseCode, err.response) : 'deferred';
+        // A failed STARTTLS (with requireTLS, a server offering none answers `500 command not
+        // recognized`) is our TLS policy, not a refusal of the message: defer, never fail it.
+        const refused = err.responseCode !== undefined && err.code !== 'ETLS';
+        const outcome = refused ? classifyReply(err.responseCode, err.response) : 'deferred';
         log.warn('smtp', 'cannot open an SMTP session', { email_id: message.emailId, provider: name, code: err.code, error: err.message });
         return { recipients: message.envelope.to.map((a) => result(a, outcome, err.responseCode, err.message)), providerMessageId: null };
       }

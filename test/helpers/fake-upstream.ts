@@ -1,40 +1,120 @@
-// An upstream SMTP provider for tests: a real smtp-server on listen(0) that accepts every message
-// and records its envelope and bytes.
+// An upstream SMTP provider for tests: a real smtp-server on listen(0). By default it accepts every
+// message and records its envelope and bytes; a script (set at start, or changed later through
+// `script`) makes it answer chosen codes, or drop the connection, at any step of the session.
 import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+
+/** A reply the upstream gives instead of accepting: `{ code: 451, message: '4.2.0 try later' }`. */
+export interface UpstreamReply {
+  code: number;
+  message: string;
+}
+
+/** What a step answers: undefined accepts; 'drop' destroys the connection without a reply. */
+export type UpstreamAnswer = UpstreamReply | 'drop' | undefined;
+
+export interface UpstreamMessage {
+  from: string;
+  to: string[];
+  raw: string;
+}
+
+export interface UpstreamScript {
+  /** Before the greeting: a reply here refuses the connection with it (421, 554...). */
+  onConnect?(session: SMTPServerSession): UpstreamAnswer;
+  onMailFrom?(address: string, session: SMTPServerSession): UpstreamAnswer;
+  onRcpt?(address: string, session: SMTPServerSession): UpstreamAnswer;
+  /** After the whole message was read: 'drop' closes without answering it. */
+  onData?(message: UpstreamMessage, session: SMTPServerSession): UpstreamAnswer | 'accept';
+}
 
 export interface FakeUpstream {
   port: number;
   url: string;
-  received: Array<{ from: string; to: string[]; raw: string }>;
+  /** Messages the upstream accepted. */
+  received: UpstreamMessage[];
+  /** Every message it read to the end of DATA, whatever it answered. */
+  read: UpstreamMessage[];
+  /** Every address given in RCPT TO, in order, whatever it answered. */
+  rcpts: string[];
+  /** The answers in use; replace it, or its fields, to change them. */
+  script: UpstreamScript;
+  /** Destroys every open connection (the relay's pooled sessions included). */
+  dropConnections(): void;
   close(): Promise<void>;
 }
 
-export async function startFakeUpstream(): Promise<FakeUpstream> {
-  const received: FakeUpstream['received'] = [];
+function replyError(reply: UpstreamReply): Error & { responseCode: number } {
+  return Object.assign(new Error(reply.message), { responseCode: reply.code });
+}
+
+export async function startFakeUpstream(script: UpstreamScript = {}): Promise<FakeUpstream> {
+  const received: UpstreamMessage[] = [];
+  const read: UpstreamMessage[] = [];
+  const rcpts: string[] = [];
+
+  const drop = (session: SMTPServerSession) => {
+    for (const connection of server.connections) {
+      if (connection.id === session.id) connection._socket.destroy();
+    }
+  };
+  /** Runs a step's answer: accept, refuse with a reply, or drop the connection unanswered. */
+  const answer = (session: SMTPServerSession, verdict: UpstreamAnswer, callback: (err?: Error | null) => void) => {
+    if (verdict === 'drop') drop(session);
+    else if (verdict) callback(replyError(verdict));
+    else callback();
+  };
+
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
+    closeTimeout: 1_000,
+    onConnect(session, callback) {
+      answer(session, fake.script.onConnect?.(session), callback);
+    },
+    onMailFrom(address, session, callback) {
+      answer(session, fake.script.onMailFrom?.(address.address, session), callback);
+    },
+    onRcptTo(address, session, callback) {
+      rcpts.push(address.address);
+      answer(session, fake.script.onRcpt?.(address.address, session), callback);
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        received.push({
+        const message: UpstreamMessage = {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           raw: Buffer.concat(chunks).toString('utf8'),
-        });
-        callback(null, 'Ok: queued as UPSTREAM123');
+        };
+        read.push(message);
+        const verdict = fake.script.onData?.(message, session);
+        if (verdict === undefined || verdict === 'accept') {
+          received.push(message);
+          callback(null, 'Ok: queued as UPSTREAM123');
+        } else {
+          answer(session, verdict, callback);
+        }
       });
     },
   });
+  // A connection destroyed mid-session is expected here, not a failure of the server.
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.server.address() as AddressInfo).port;
-  return {
+  const fake: FakeUpstream = {
     port,
     url: `smtp://127.0.0.1:${port}`,
     received,
+    read,
+    rcpts,
+    script,
+    dropConnections() {
+      for (const connection of server.connections) connection._socket.destroy();
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+  return fake;
 }
