@@ -311,12 +311,12 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
         acquired = await pool.acquire();
       } catch (error) {
         const err = error as SmtpError;
-        // A failed STARTTLS (with requireTLS, a server offering none answers `500 command not
-        // recognized`) is our TLS policy, not a refusal of the message: defer, never fail it.
-        const refused = err.responseCode !== undefined && err.code !== 'ETLS';
-        const outcome = refused ? classifyReply(err.responseCode, err.response) : 'deferred';
-        log.warn('smtp', 'cannot open an SMTP session', { email_id: message.emailId, provider: name, code: err.code, error: err.message });
-        return { recipients: message.envelope.to.map((a) => result(a, outcome, err.responseCode, err.message)), providerMessageId: null };
+        // Nothing about the message has been said yet: a refused greeting, EHLO or login (535 bad
+        // credentials), or a failed STARTTLS under requireTLS, is about our session with the
+        // provider, which an operator can fix. Defer along the backoff, never fail the message.
+        const level = err.code === 'EAUTH' || err.code === 'ETLS' ? 'error' : 'warn';
+        log[level]('smtp', 'cannot open an SMTP session', { email_id: message.emailId, provider: name, code: err.code, error: err.message });
+        return { recipients: message.envelope.to.map((a) => result(a, 'deferred', err.responseCode, err.message)), providerMessageId: null };
       }
       const { session, reused } = acquired;
       const attempt = await sendOnce(session.conn, message);

@@ -259,6 +259,11 @@ describe('upstream answers and their outcomes', () => {
     await failsUntilAllowed('greeting', () => ({ onConnect: () => ({ code: 421, message: '4.3.2 Service not available, closing channel' }) }));
   });
 
+  test('the upstream refuses the session at the greeting with 554 -> delivery_delayed (our session, not the message), then sent', async () => {
+    upstream.dropConnections();
+    await failsUntilAllowed('greeting5xx', () => ({ onConnect: () => ({ code: 554, message: '5.7.1 no service for you' }) }));
+  });
+
   test('4xx on every try exhausts the backoff table -> failed, retries_exhausted', async () => {
     const address = recipient(t, 'busy');
     upstream.script = { onRcpt: (a) => (a === address ? { code: 451, message: '4.4.5 Insufficient system storage' } : undefined) };
