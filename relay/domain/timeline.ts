@@ -108,14 +108,14 @@ export async function recordEvents(tx: Queryable, records: Array<{ email: EmailR
     ]),
   ]);
   const subscribed = hooks.map((hook) => ({ hook, events: JSON.parse(hook.events_json) as string[] }));
-  const deliveries = stored.flatMap((e) =>
-    subscribed
-      .filter(({ hook, events }) => hook.project_id === e.projectId && (events.includes('*') || events.includes(e.type)))
-      .map(({ hook }) => {
-        e.deliveries++;
-        return [hook.id, e.id, e.type, e.webhookBody, 'pending', 0, e.occurredAt, e.occurredAt];
-      }),
-  );
+  const deliveries: unknown[][] = [];
+  for (const e of stored) {
+    for (const { hook, events } of subscribed) {
+      if (hook.project_id !== e.projectId || !(events.includes('*') || events.includes(e.type))) continue;
+      deliveries.push([hook.id, e.id, e.type, e.webhookBody, 'pending', 0, e.occurredAt, e.occurredAt]);
+      e.deliveries++;
+    }
+  }
   await insertRows(tx, 'webhook_deliveries', DELIVERY_COLUMNS, deliveries);
   return stored;
 }
