@@ -1,4 +1,5 @@
-// Raven benchmarks: prints figures, never asserts. `npm run bench` (BENCH_SECONDS=10 by default).
+// Raven benchmarks: prints figures, never asserts. `npm run bench`; the knobs are BENCH_* variables
+// (BENCHMARKS.md), BENCH_ONLY=admission,e2e,cli,reads picks sections.
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,32 +15,43 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const E2E_N = Number(process.env.BENCH_E2E_N ?? 500);
 const CLI_RUNS = Number(process.env.BENCH_CLI_RUNS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const READS_EMAILS = Number(process.env.BENCH_READS_EMAILS ?? 100_000);
+const READS_SAMPLES = Number(process.env.BENCH_READS_SAMPLES ?? 300);
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,cli,reads').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const median = (xs: number[]) => pct([...xs].sort((a, b) => a - b), 50);
 
 // ---------- targets in child processes ----------
-interface Target { url: string; apiKey: string; domain: string; child: ChildProcess; dir: string }
+interface Target { url: string; apiKey: string; domain: string; projectId: string; adminToken: string; child: ChildProcess; dir: string }
+interface Memory { rss: number; peakRss: number }
 
-async function startTarget(kind: 'node' | 'sqlite' | 'relay'): Promise<Target> {
+async function startTarget(kind: 'node' | 'sqlite' | 'relay', env: Record<string, string> = {}): Promise<Target> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `raven-bench-${kind}-`));
-  const child = fork(path.join(here, 'target.ts'), [kind, dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(path.join(here, 'target.ts'), [kind, dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } });
   const info: any = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`target ${kind} exited ${code}`)));
   });
-  return { url: info.url, apiKey: info.apiKey, domain: info.domain, child, dir };
+  return { ...info, child, dir };
 }
 
-async function stopTarget(t: Target): Promise<number> {
-  const reply: any = await new Promise((resolve) => {
+/** One request to the target process, one reply (see bench/target.ts). */
+function ask<T>(t: Target, message: { cmd: 'memory' | 'fill' | 'stop'; n?: number }): Promise<T> {
+  return new Promise((resolve) => {
     t.child.once('message', resolve);
-    t.child.send('stop');
+    t.child.send(message);
   });
+}
+
+async function stopTarget(t: Target): Promise<Memory> {
+  const memory = await ask<Memory>(t, { cmd: 'stop' });
   await new Promise((r) => (t.child.exitCode !== null ? r(null) : t.child.once('exit', r)));
-  await rm(t.dir, { recursive: true, force: true });
-  return reply.peakRss;
+  if (process.env.BENCH_KEEP_DATA) console.log(`  (data kept in ${t.dir})`);
+  else await rm(t.dir, { recursive: true, force: true });
+  return memory;
 }
 
 function message(domain: string, i = 0) {
@@ -54,11 +66,22 @@ function message(domain: string, i = 0) {
 }
 
 // ---------- 1. admission ----------
-interface Load { name: string; rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; peakRss: number }
+interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number }
 
-async function load(kind: 'node' | 'sqlite' | 'relay', name: string): Promise<Load> {
-  const t = await startTarget(kind);
+const TARGETS = [
+  { id: 'node', kind: 'node', name: 'bare node:http (JSON parse, 202)', env: {} },
+  { id: 'sqlite', kind: 'sqlite', name: 'sqlite3 group commit, same rows', env: {} },
+  { id: 'relay', kind: 'relay', name: 'raven relay POST /v1/emails', env: {} },
+  { id: 'relay1', kind: 'relay', name: '  relay, delivery concurrency 1', env: { BENCH_DELIVERY_CONCURRENCY: '1' } },
+] as const;
+
+let idempotencyCounter = 0;
+
+async function load(target: (typeof TARGETS)[number]): Promise<Load> {
+  const t = await startTarget(target.kind, target.env);
+  const idle = await ask<Memory>(t, { cmd: 'memory' });
   const bodyStr = message(t.domain);
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${t.apiKey}` };
   const opts = {
     url: t.url,
     connections: CONNECTIONS,
@@ -66,27 +89,61 @@ async function load(kind: 'node' | 'sqlite' | 'relay', name: string): Promise<Lo
       {
         method: 'POST' as const,
         path: '/v1/emails',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.apiKey}` },
+        headers,
         body: bodyStr,
+        // A fresh Idempotency-Key on every request, as a careful client sends: the relay and the
+        // sqlite3 ceiling both store an idempotency row per email.
+        setupRequest: (req: any) => ({ ...req, headers: { ...req.headers, 'idempotency-key': `bench-${idempotencyCounter++}` } }),
       },
     ],
   };
-  const probe = await fetch(`${t.url}/v1/emails`, { method: 'POST', headers: opts.requests[0].headers, body: bodyStr });
-  if (probe.status !== 202) console.log(`  (warning: ${name} answered ${probe.status}: ${await probe.text()})`);
+  const probe = await fetch(`${t.url}/v1/emails`, { method: 'POST', headers: { ...headers, 'idempotency-key': 'bench-probe' }, body: bodyStr });
+  if (probe.status !== 202) console.log(`  (warning: ${target.name} answered ${probe.status}: ${await probe.text()})`);
   else await probe.arrayBuffer();
   await autocannon({ ...opts, duration: 1 }); // warm-up, not reported
   const r = await autocannon({ ...opts, duration: SECONDS });
-  const peakRss = await stopTarget(t);
+  const memory = await stopTarget(t);
   return {
-    name,
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
     total: r.requests.total,
-    peakRss,
+    idleRss: idle.rss,
+    peakRss: memory.peakRss,
   };
+}
+
+const range = (xs: number[], fmt: (x: number) => string) => {
+  const lo = Math.min(...xs);
+  const hi = Math.max(...xs);
+  return lo === hi ? fmt(lo) : `${fmt(lo)}–${fmt(hi)}`;
+};
+
+async function admission() {
+  console.log(
+    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (+1s warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
+      `a fresh Idempotency-Key per request; ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, targets interleaved\n`,
+  );
+  const runs = new Map<string, Load[]>(TARGETS.map((t) => [t.id, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const target of TARGETS) {
+      const r = await load(target);
+      runs.get(target.id)!.push(r);
+      console.log(
+        `${target.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  ` +
+          `total ${r.total}  non2xx ${r.non2xx}  errors ${r.errors}  RSS idle ${mb(r.idleRss)}, peak ${mb(r.peakRss)}`,
+      );
+    }
+  }
+  const of = (id: string) => runs.get(id)!;
+  // Ratios pair the targets of one round, so a noisy round does not pair with a quiet one.
+  const ratio = (a: string, b: string) => range(of(a).map((r, i) => (r.rps / of(b)[i]!.rps) * 100), (x) => `${x.toFixed(1)}%`);
+  console.log(`\nrelay / node ceiling:     ${ratio('relay', 'node')}`);
+  console.log(`relay / sqlite ceiling:   ${ratio('relay', 'sqlite')}   (target >= 60%; delivery concurrency 1: ${ratio('relay1', 'sqlite')})`);
+  console.log(`relay p99:                ${range(of('relay').map((r) => r.p99), (x) => `${x} ms`)}   (target < 50 ms; delivery concurrency 1: ${range(of('relay1').map((r) => r.p99), (x) => `${x} ms`)})`);
+  console.log(`relay RSS (its process):  idle ${range(of('relay').map((r) => r.idleRss), mb)}, peak ${range(of('relay').map((r) => r.peakRss), mb)}`);
 }
 
 // ---------- 2. end to end ----------
@@ -197,39 +254,120 @@ function timeCmd(args: string[]): number {
   return median(runs);
 }
 
-// ---------- main ----------
-console.log(`Raven bench: node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${mb(os.totalmem())} RAM`);
-console.log(`admission: ${CONNECTIONS} connections, ${SECONDS}s per target (+1s warm-up), ~${message('x.test').length} B JSON, 3 recipients\n`);
-
-const results: Load[] = [];
-for (const [kind, name] of [['node', 'bare node:http (JSON parse, 202)'], ['sqlite', 'sqlite3 group commit (WAL, FULL)'], ['relay', 'raven relay POST /v1/emails']] as const) {
-  const r = await load(kind, name);
-  results.push(r);
-  console.log(
-    `${r.name.padEnd(36)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  ` +
-      `total ${r.total}  non2xx ${r.non2xx}  errors ${r.errors}  peak RSS ${mb(r.peakRss)}`,
-  );
+// ---------- 4. memory and reads at 100,000 emails ----------
+async function timeGet(url: string, auth: Record<string, string>): Promise<number> {
+  const t0 = performance.now();
+  const res = await fetch(url, { headers: auth });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
+  return performance.now() - t0;
 }
-const [nodeR, sqliteR, relayR] = results;
-console.log(`\nrelay / node ceiling:    ${((relayR.rps / nodeR.rps) * 100).toFixed(1)}%`);
-console.log(`relay / sqlite ceiling:  ${((relayR.rps / sqliteR.rps) * 100).toFixed(1)}%   (target >= 60%)`);
-console.log(`relay p99:               ${relayR.p99} ms   (target < 50 ms)`);
-console.log(`relay peak RSS:          ${mb(relayR.peakRss)}`);
 
-console.log(`\nend to end: ${E2E_N} emails x 3 recipients, 20 concurrent senders`);
-const e = await e2eRelay();
-console.log(
-  `raven relay -> sink      delivered ${e.counted}/${E2E_N}  admission->delivered p50 ${e.p50} ms  p99 ${e.p99} ms  ` +
-    `${e.perSec.toFixed(0)} delivered/s  (all admitted in ${e.admittedMs} ms, all seen delivered after ${e.wallMs} ms)`,
-);
-const c = await e2eCeiling();
-console.log(`nodemailer pool -> smtp-server  received ${c.received}/${E2E_N}  send p50 ${c.p50} ms  p99 ${c.p99} ms  ${c.perSec.toFixed(0)} msgs/s`);
-console.log(`relay / nodemailer ceiling: ${((e.perSec / c.perSec) * 100).toFixed(1)}%`);
+/** p50 and p99 of READS_SAMPLES sequential GETs, after 20 not counted. */
+async function sampleGets(pathFor: (i: number) => string, t: Target, auth: Record<string, string>) {
+  for (let i = 0; i < 20; i++) await timeGet(`${t.url}${pathFor(i)}`, auth);
+  const lat: number[] = [];
+  for (let i = 0; i < READS_SAMPLES; i++) lat.push(await timeGet(`${t.url}${pathFor(i)}`, auth));
+  lat.sort((a, b) => a - b);
+  return { p50: pct(lat, 50), p99: pct(lat, 99) };
+}
 
-console.log(`\nCLI start-up, median of ${CLI_RUNS} runs:`);
-const base = timeCmd(['-e', '0']);
-const ver = timeCmd(['dist/cli/main.js', '--version']);
-const dry = timeCmd(['dist/cli/main.js', 'send', '--dry-run', '--from', 'a@example.test', '--to', 'b@example.test', '--subject', 's', '--text', 't', '--api-key', 'rr_test_x']);
-console.log(`node -e 0                 ${base.toFixed(0)} ms`);
-console.log(`ravenctl --version        ${ver.toFixed(0)} ms  (+${(ver - base).toFixed(0)} ms over node)`);
-console.log(`ravenctl send --dry-run   ${dry.toFixed(0)} ms  (+${(dry - base).toFixed(0)} ms over node)`);
+async function reads() {
+  console.log(`\nreads: ${READS_EMAILS} emails written straight into the relay's schema, ${READS_SAMPLES} sequential GETs per line`);
+  const t = await startTarget('relay');
+  const idle = await ask<Memory>(t, { cmd: 'memory' });
+  const { ms } = await ask<{ ms: number }>(t, { cmd: 'fill', n: READS_EMAILS });
+  const filled = await ask<Memory>(t, { cmd: 'memory' });
+  console.log(`fill: ${(ms / 1000).toFixed(1)} s; relay RSS idle ${mb(idle.rss)}, after the fill ${mb(filled.rss)} (peak ${mb(filled.peakRss)})`);
+
+  const created: any = await (
+    await fetch(`${t.url}/admin/v1/projects/${t.projectId}/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench-read', permission: 'email:read' }),
+    })
+  ).json();
+  const keys = [
+    { name: 'send key', auth: { authorization: `Bearer ${t.apiKey}` } },
+    { name: 'read key', auth: { authorization: `Bearer ${created.key}` } },
+  ];
+
+  // Every page once, 100 at a time: the ids for the detail reads and a cursor 90% of the way down.
+  const walkStart = Date.now();
+  const pageMs: number[] = [];
+  const ids: string[] = [];
+  let deepCursor = '';
+  let cursor: string | null = null;
+  let seen = 0;
+  do {
+    const t0 = performance.now();
+    const page: any = await (await fetch(`${t.url}/v1/emails?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers: keys[0]!.auth })).json();
+    pageMs.push(performance.now() - t0);
+    seen += page.emails.length;
+    ids.push(page.emails[0]?.id);
+    cursor = page.next_cursor;
+    if (!deepCursor && seen >= READS_EMAILS * 0.9 && cursor) deepCursor = cursor;
+  } while (cursor);
+  pageMs.sort((a, b) => a - b);
+  console.log(
+    `walk: ${seen} emails in ${pageMs.length} pages of 100 in ${((Date.now() - walkStart) / 1000).toFixed(1)} s, ` +
+      `page p50 ${pct(pageMs, 50).toFixed(1)} ms  p99 ${pct(pageMs, 99).toFixed(1)} ms`,
+  );
+
+  // The fill's To addresses are customer<n>@domain, n < 10,000 (about 10 emails each), and
+  // ops<n>@domain, n < 7 (about 14,000 each).
+  const customer = (i: number) => encodeURIComponent(`customer${(i * 7_703) % 10_000}@${t.domain}`);
+  const cases: Array<[string, (i: number) => string]> = [
+    ['GET /v1/emails (first page, 50)', () => '/v1/emails'],
+    ['?status=delivered (85%)', () => '/v1/emails?status=delivered'],
+    ['?status=bounced (4%)', () => '/v1/emails?status=bounced'],
+    ['?recipient=<To address> (~10 match)', (i) => `/v1/emails?recipient=${customer(i)}`],
+    ['?recipient=<busy To> (~14,000 match)', (i) => `/v1/emails?recipient=ops${i % 7}%40${t.domain}`],
+    ['?status=bounced&recipient=<To>', (i) => `/v1/emails?status=bounced&recipient=${customer(i)}`],
+    ['?cursor=<90% deep>', () => `/v1/emails?cursor=${deepCursor}`],
+    ['?status=bounced&cursor=<90% deep>', () => `/v1/emails?status=bounced&cursor=${deepCursor}`],
+    ['?status=queued&cursor=<90%> (none)', () => `/v1/emails?status=queued&cursor=${deepCursor}`],
+    ['GET /v1/emails/{id}', (i) => `/v1/emails/${ids[(i * 37) % ids.length]}`],
+  ];
+  for (const [name, pathFor] of cases) {
+    const figures = [];
+    for (const key of keys) {
+      const r = await sampleGets(pathFor, t, key.auth);
+      figures.push(`${key.name} p50 ${r.p50.toFixed(1).padStart(5)} ms  p99 ${r.p99.toFixed(1).padStart(5)} ms`);
+    }
+    console.log(`${name.padEnd(38)} ${figures.join('   ')}`);
+  }
+  const end = await stopTarget(t);
+  console.log(`relay RSS after the reads ${mb(end.rss)} (peak ${mb(end.peakRss)})`);
+}
+
+// ---------- main ----------
+console.log(`Raven bench: node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${mb(os.totalmem())} RAM, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log(`sections: ${[...SECTIONS].join(', ')}\n`);
+
+if (SECTIONS.has('admission')) await admission();
+
+if (SECTIONS.has('e2e')) {
+  console.log(`\nend to end: ${E2E_N} emails x 3 recipients, 20 concurrent senders`);
+  const e = await e2eRelay();
+  console.log(
+    `raven relay -> sink      delivered ${e.counted}/${E2E_N}  admission->delivered p50 ${e.p50} ms  p99 ${e.p99} ms  ` +
+      `${e.perSec.toFixed(0)} delivered/s  (all admitted in ${e.admittedMs} ms, all seen delivered after ${e.wallMs} ms)`,
+  );
+  const c = await e2eCeiling();
+  console.log(`nodemailer pool -> smtp-server  received ${c.received}/${E2E_N}  send p50 ${c.p50} ms  p99 ${c.p99} ms  ${c.perSec.toFixed(0)} msgs/s`);
+  console.log(`relay / nodemailer ceiling: ${((e.perSec / c.perSec) * 100).toFixed(1)}%`);
+}
+
+if (SECTIONS.has('cli')) {
+  console.log(`\nCLI start-up, median of ${CLI_RUNS} runs:`);
+  const base = timeCmd(['-e', '0']);
+  const ver = timeCmd(['dist/cli/main.js', '--version']);
+  const dry = timeCmd(['dist/cli/main.js', 'send', '--dry-run', '--from', 'a@example.test', '--to', 'b@example.test', '--subject', 's', '--text', 't', '--api-key', 'rr_test_x']);
+  console.log(`node -e 0                 ${base.toFixed(0)} ms`);
+  console.log(`ravenctl --version        ${ver.toFixed(0)} ms  (+${(ver - base).toFixed(0)} ms over node)`);
+  console.log(`ravenctl send --dry-run   ${dry.toFixed(0)} ms  (+${(dry - base).toFixed(0)} ms over node)`);
+}
+
+if (SECTIONS.has('reads')) await reads();
+console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);

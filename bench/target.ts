@@ -1,28 +1,31 @@
 // A load target run in its own process so autocannon (in the parent) does not share its event loop.
-// Usage: node --import tsx bench/target.ts <node|sqlite|relay> <dataDir>
-// Prints one JSON line {url, apiKey, domain}; on the IPC message 'stop' replies {peakRss} and exits.
+// Usage (forked by bench/run.ts): node --import tsx bench/target.ts <node|sqlite|relay> <dataDir>
+// Sends {url, apiKey, domain, projectId, adminToken} over IPC when ready, then answers each request:
+// {cmd: 'memory'} -> {rss, peakRss}; {cmd: 'fill', n} -> {ms}; {cmd: 'stop'} -> {rss, peakRss}, then exits.
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import sqlite3 from 'sqlite3';
+import { EMAIL_COLUMNS } from '../relay/domain/admission.js';
+import type { Bootstrap } from '../relay/domain/tenancy.js';
+import { insertRows, type Db } from '../relay/storage/db.js';
 
 const kind = process.argv[2];
 const dataDir = process.argv[3];
-let peakRss = process.memoryUsage().rss;
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+// Where the kernel keeps no high-water mark (not Linux), the peak is sampled.
+let sampledPeak = process.memoryUsage().rss;
 const sampler = setInterval(() => {
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  sampledPeak = Math.max(sampledPeak, process.memoryUsage().rss);
 }, 50);
 
-function readJson(req: http.IncomingMessage): Promise<any> {
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch (e) {
-        reject(e);
-      }
-    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
@@ -32,12 +35,13 @@ function listen(server: http.Server): Promise<string> {
 }
 
 let counter = 0;
-const newId = () => `em_${Date.now().toString(36)}${(counter++).toString(36).padStart(8, '0')}`;
+// The relay's id length (a prefix and 26 characters), so index entries are as wide.
+const newId = () => `em_${Date.now().toString(36).padStart(10, '0')}${(counter++).toString(36).padStart(16, '0')}`;
 
 async function startNode() {
   const server = http.createServer(async (req, res) => {
     try {
-      await readJson(req);
+      JSON.parse((await readBody(req)).toString('utf8'));
       res.writeHead(202, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ id: newId(), status: 'queued', test_mode: true }));
     } catch {
@@ -47,45 +51,115 @@ async function startNode() {
   return { url: await listen(server), stop: async () => server.close() };
 }
 
+// The ceiling a SQLite-backed admission can reach with node-sqlite3: the relay's own schema
+// (its migrations, so the same indexes and foreign keys) and PRAGMAs, and per request the rows an
+// admission commits: the email, its recipients (with email_seq, as the relay writes them), the
+// email.queued event, the job, the idempotency row, and the monthly usage counters. None of the
+// relay's checks or reads. Requests that arrive while a transaction commits form the next batch:
+// BEGIN IMMEDIATE, one multi-row INSERT per table (the emails first, for the foreign keys, then
+// the rest at once), COMMIT.
 async function startSqlite() {
   const db = new sqlite3.Database(path.join(dataDir, 'ceiling.sqlite'));
   const exec = (sql: string) => new Promise<void>((ok, ko) => db.exec(sql, (e) => (e ? ko(e) : ok())));
-  await exec(`PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;
-    CREATE TABLE emails (id TEXT PRIMARY KEY, sender TEXT, subject TEXT, body TEXT, created_at TEXT);
-    CREATE TABLE recipients (email_id TEXT, address TEXT, status TEXT, PRIMARY KEY (email_id, address));`);
-  const insEmail = db.prepare('INSERT INTO emails VALUES (?, ?, ?, ?, ?)');
-  const insRcpt = db.prepare('INSERT INTO recipients VALUES (?, ?, ?)');
-  type Pending = { id: string; msg: any; done: (e?: Error | null) => void };
-  let pending: Pending[] = [];
+  await exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
+  const migrations = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'relay', 'storage', 'migrations');
+  for (const file of (await readdir(migrations)).filter((f) => f.endsWith('.sql')).sort()) {
+    await exec(await readFile(path.join(migrations, file), 'utf8'));
+  }
+  const now0 = new Date().toISOString();
+  await exec(`INSERT INTO workspaces VALUES ('ws_bench', 'bench', NULL, '${now0}');
+    INSERT INTO projects VALUES ('prj_bench', 'ws_bench', 'bench', 'development', '${now0}');
+    INSERT INTO api_keys VALUES ('key_bench', 'prj_bench', 'bench', 'rr_test_', 'email:send', 'x', 'xxxx', '${now0}', NULL);`);
+
+  // One prepared statement per (table, row count), kept for the next batch of that size. `row` is
+  // the placeholders of one row when they are not simply one per column.
+  const statements = new Map<string, sqlite3.Statement>();
+  const insertRows = (table: string, columns: string, rows: unknown[][], suffix = '', row?: string): Promise<void> => {
+    const values = rows.map((r) => row ?? `(${r.map(() => '?').join(',')})`).join(',');
+    const sql = `INSERT INTO ${table} (${columns}) VALUES ${values} ${suffix}`;
+    let stmt = statements.get(sql);
+    if (!stmt) statements.set(sql, (stmt = db.prepare(sql)));
+    return new Promise((ok, ko) => stmt.run(rows.flat(), (e: Error | null) => (e ? ko(e) : ok())));
+  };
+
+  interface Admission { id: string; msg: any; idempotencyKey: string; bodyHash: string; done: (e?: unknown) => void }
+  let pending: Admission[] = [];
   let committing = false;
-  const flush = () => {
+  const commit = async (batch: Admission[]) => {
+    const now = new Date().toISOString();
+    const month = now.slice(0, 7);
+    const expires = new Date(Date.now() + 7 * 86_400_000).toISOString();
+    await exec('BEGIN IMMEDIATE');
+    try {
+      await insertRows(
+        'emails',
+        'id, project_id, workspace_id, key_id, status, from_address, to_json, cc_json, bcc_json, reply_to, subject, ' +
+          'text_body, html_body, headers_json, tags_json, metadata_json, test_mode, suppression_reason, created_at, updated_at, terminal_at',
+        batch.map(({ id, msg }) => [
+          id, 'prj_bench', 'ws_bench', 'key_bench', 'queued', msg.from, JSON.stringify(msg.to), '[]', '[]', null, msg.subject,
+          msg.text, null, '{}', JSON.stringify(msg.tags ?? {}), '{}', 1, null, now, now, null,
+        ]),
+      );
+      const recipients = batch.flatMap(({ id, msg }) =>
+        (msg.to as string[]).map((to, i) => [id, id, i, to, to.toLowerCase(), 'to', 'queued', now]),
+      );
+      const charged = recipients.length;
+      await Promise.all([
+        insertRows(
+          'recipients',
+          'email_id, email_seq, position, address, address_lc, type, status, updated_at',
+          recipients,
+          '',
+          '(?, (SELECT seq FROM emails WHERE id = ?), ?, ?, ?, ?, ?, ?)',
+        ),
+        insertRows(
+          'events',
+          'id, email_id, project_id, type, payload_json, occurred_at',
+          batch.map(({ id }) => [`evt_${id}`, id, 'prj_bench', 'email.queued', '{}', now]),
+        ),
+        insertRows('jobs', 'email_id, state, run_at, attempts, created_at, updated_at', batch.map(({ id }) => [id, 'ready', now, 0, now, now])),
+        insertRows(
+          'idempotency_keys',
+          'project_id, key, body_hash, email_id, status_code, response_json, created_at, expires_at',
+          batch.map((a) => ['prj_bench', a.idempotencyKey, a.bodyHash, a.id, 202, JSON.stringify(reply(a.id)), now, expires]),
+        ),
+        insertRows(
+          'usage_counters',
+          'scope, month, used',
+          [['ws:ws_bench', month, charged], ['key:key_bench', month, charged]],
+          'ON CONFLICT (scope, month) DO UPDATE SET used = used + excluded.used',
+        ),
+      ]);
+      await exec('COMMIT');
+    } catch (error) {
+      await exec('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  };
+  const flush = async () => {
     if (committing || pending.length === 0) return;
     committing = true;
     const batch = pending;
     pending = [];
-    db.serialize(() => {
-      db.run('BEGIN');
-      for (const p of batch) {
-        insEmail.run(p.id, p.msg.from, p.msg.subject, JSON.stringify(p.msg), new Date().toISOString());
-        for (const to of p.msg.to) insRcpt.run(p.id, to, 'queued');
-      }
-      db.run('COMMIT', (e: Error | null) => {
-        committing = false;
-        for (const p of batch) p.done(e);
-        flush();
-      });
-    });
+    const error = await commit(batch).then(() => undefined, (e: unknown) => e ?? new Error('commit failed'));
+    for (const a of batch) a.done(error);
+    committing = false;
+    void flush();
   };
+  const reply = (id: string) => ({ id, status: 'queued', test_mode: true });
   const server = http.createServer(async (req, res) => {
     try {
-      const msg = await readJson(req);
+      const raw = await readBody(req);
+      const msg = JSON.parse(raw.toString('utf8'));
       const id = newId();
+      const idempotencyKey = String(req.headers['idempotency-key'] ?? id);
+      const bodyHash = createHash('sha256').update(raw).digest('hex');
       await new Promise<void>((ok, ko) => {
-        pending.push({ id, msg, done: (e) => (e ? ko(e) : ok()) });
-        flush();
+        pending.push({ id, msg, idempotencyKey, bodyHash, done: (e) => (e ? ko(e) : ok()) });
+        void flush();
       });
       res.writeHead(202, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id, status: 'queued', test_mode: true }));
+      res.end(JSON.stringify(reply(id)));
     } catch {
       res.writeHead(500).end();
     }
@@ -102,27 +176,110 @@ async function startSqlite() {
 async function startRelayTarget() {
   const { startRelay } = await import('../relay/app.js');
   const relay = await startRelay({
-    flags: { dataDir, port: 0, smtpPort: 0, adminToken: 'bench-admin-token-0123456789', logLevel: 'error' },
+    flags: { dataDir, port: 0, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error' },
     env: {},
     overrides: (config) => {
       for (const k of ['testKeyPerMinute', 'keyPerSecond', 'workspacePerSecond', 'testKeyMonthlyRecipients', 'workspaceMonthlyRecipients'] as const) {
-        (config.limits as any)[k] = 1e9;
+        config.limits[k] = 1e9;
       }
+      if (process.env.BENCH_DELIVERY_CONCURRENCY) config.delivery.concurrency = Number(process.env.BENCH_DELIVERY_CONCURRENCY);
     },
   });
-  return { url: relay.httpUrl, apiKey: relay.bootstrap!.apiKey, domain: relay.bootstrap!.domain, stop: () => relay.stop() };
+  const bootstrap = relay.bootstrap!;
+  return {
+    url: relay.httpUrl,
+    apiKey: bootstrap.apiKey,
+    domain: bootstrap.domain,
+    projectId: bootstrap.projectId,
+    fill: (n: number) => fillEmails(relay.services.db, bootstrap, n),
+    stop: () => relay.stop(),
+  };
 }
 
-const target = kind === 'node' ? await startNode() : kind === 'sqlite' ? await startSqlite() : await startRelayTarget();
-process.send!({ ready: true, url: target.url, apiKey: (target as any).apiKey ?? 'x', domain: (target as any).domain ?? 'example.test' });
+// Item 4's data set, written straight through the relay's own writer and schema (not through the
+// API, which would take minutes): emails from the past 30 days, oldest first, with the rows a
+// delivered email has (recipients, its events, a finished job). Statuses are mostly delivered;
+// the first To address comes from 10,000 customers, so a recipient filter matches about 10 emails.
+async function fillEmails(db: Db, b: Bootstrap, n: number): Promise<void> {
+  const STATUSES = [['delivered', 85], ['sent', 5], ['bounced', 4], ['failed', 2], ['suppressed', 2], ['delivery_unknown', 2]] as const;
+  const statusOf = (i: number) => {
+    let r = (i * 7919) % 100;
+    for (const [status, share] of STATUSES) if ((r -= share) < 0) return status;
+    return 'delivered';
+  };
+  const outcomeEvent: Record<string, string> = { delivered: 'email.delivered', sent: 'email.sent', bounced: 'email.bounced', failed: 'email.failed', delivery_unknown: 'email.delivery_unknown' };
+  const startMs = Date.now() - 30 * 86_400_000;
+  const stepMs = (30 * 86_400_000) / n;
+  const PER_STATEMENT = 2_500;
+  const PER_TRANSACTION = 10_000;
+  // seq is given, not left to AUTOINCREMENT, so the recipients can carry it (email_seq).
+  const firstSeq = ((await db.get<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM emails'))?.seq ?? 0) + 1;
+  for (let from = 0; from < n; from += PER_TRANSACTION) {
+    await db.write(async (tx) => {
+      for (let chunk = from; chunk < Math.min(n, from + PER_TRANSACTION); chunk += PER_STATEMENT) {
+        const emails: unknown[][] = [];
+        const recipients: unknown[][] = [];
+        const events: unknown[][] = [];
+        const jobs: unknown[][] = [];
+        for (let i = chunk; i < Math.min(n, chunk + PER_STATEMENT); i++) {
+          const id = `em_fill${String(i).padStart(19, '0')}`;
+          const at = new Date(startMs + i * stepMs).toISOString();
+          const status = statusOf(i);
+          const to = [`customer${(i * 31) % 10_000}@${b.domain}`, `ops${i % 7}@${b.domain}`];
+          const suppressed = status === 'suppressed';
+          const seq = firstSeq + i;
+          emails.push([
+            seq, id, b.projectId, b.workspaceId, b.keyId, status, `Shop <shop@${b.domain}>`, JSON.stringify(to), '[]', '[]', null,
+            `Your receipt #${i}`, 'Thanks for your order. '.repeat(38), null, '{}', JSON.stringify({ category: i % 3 ? 'receipt' : 'shipping' }),
+            '{}', 1, suppressed ? 'hard_bounce' : null, at, at, at,
+          ]);
+          to.forEach((address, position) => recipients.push([id, seq, position, address, address, 'to', status, at]));
+          events.push([`evt_fill${String(i).padStart(18, '0')}a`, id, b.projectId, suppressed ? 'email.suppressed' : 'email.queued', null, null, '{}', at]);
+          if (!suppressed) {
+            to.forEach((address, position) =>
+              events.push([`evt_fill${String(i).padStart(18, '0')}${position}`, id, b.projectId, outcomeEvent[status], address, 'to', '{}', at]),
+            );
+            jobs.push([id, 'done', at, 1, at, at]);
+          }
+        }
+        await insertRows(tx, 'emails', ['seq', ...EMAIL_COLUMNS], emails);
+        await insertRows(tx, 'recipients', ['email_id', 'email_seq', 'position', 'address', 'address_lc', 'type', 'status', 'updated_at'], recipients);
+        await insertRows(tx, 'events', ['id', 'email_id', 'project_id', 'type', 'recipient', 'recipient_type', 'payload_json', 'occurred_at'], events);
+        await insertRows(tx, 'jobs', ['email_id', 'state', 'run_at', 'attempts', 'created_at', 'updated_at'], jobs);
+      }
+    });
+  }
+}
+
+
+/** Resident memory now and at its peak, in bytes: the kernel's figures where there are some. */
+async function memory(): Promise<{ rss: number; peakRss: number }> {
+  const rss = process.memoryUsage().rss;
+  try {
+    const status = await readFile('/proc/self/status', 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    return { rss: kb('VmRSS') || rss, peakRss: kb('VmHWM') || Math.max(rss, sampledPeak) };
+  } catch {
+    return { rss, peakRss: Math.max(rss, sampledPeak) };
+  }
+}
+
+type Target = { url: string; apiKey?: string; domain?: string; projectId?: string; fill?: (n: number) => Promise<void>; stop(): Promise<unknown> };
+const target: Target = kind === 'node' ? await startNode() : kind === 'sqlite' ? await startSqlite() : await startRelayTarget();
+process.send!({ url: target.url, apiKey: target.apiKey ?? 'x', domain: target.domain ?? 'example.test', projectId: target.projectId, adminToken: ADMIN_TOKEN });
 process.on('disconnect', () => process.exit(1));
-process.on('message', async (m: any) => {
-  if (m === 'peak') {
-    process.send!({ peakRss });
-  } else if (m === 'stop') {
+// Requests from bench/run.ts; each gets one reply.
+process.on('message', async (m: { cmd: 'memory' | 'fill' | 'stop'; n?: number }) => {
+  if (m.cmd === 'memory') {
+    process.send!(await memory());
+  } else if (m.cmd === 'fill') {
+    const started = Date.now();
+    await target.fill!(m.n!);
+    process.send!({ ms: Date.now() - started });
+  } else if (m.cmd === 'stop') {
     clearInterval(sampler);
-    const rss = peakRss;
+    const mem = await memory();
     await Promise.race([target.stop(), new Promise((r) => setTimeout(r, 5000))]);
-    process.send!({ peakRss: rss }, () => process.exit(0));
+    process.send!(mem, () => process.exit(0));
   }
 });

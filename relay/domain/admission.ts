@@ -1,16 +1,22 @@
 // Admission of POST /v1/emails: CONTRACT section 2, checks 5 to 12, in that order. Everything from
 // the idempotency lookup on runs inside one group-committed write, so a replay, a rate window and
 // a quota cap are decided against every admission committed or pending before it.
+//
+// The admissions that share a group commit are decided together (db.writeBatched): one read each
+// for their idempotency keys, sender domains, suppressions and quota counters, then each request
+// decided in arrival order against that state and the requests before it in the batch, then one
+// multi-row INSERT per table. Every statement is a trip to the sqlite3 thread pool, so the cost
+// of a group no longer grows with a dozen trips per request.
 import { createHash } from 'node:crypto';
 import { nextUtcMonthStart, utcMonth } from '../clock.js';
 import { ApiError, validationError } from '../errors.js';
 import { canonicalJson } from '../http/strict-json.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
-import type { Queryable } from '../storage/db.js';
+import { insertRows, runWithRows, type Queryable, type WriteBatch } from '../storage/db.js';
 import type { KeyPrincipal } from './auth.js';
 import { allRecipients, parseSendRequest, type SendRequest } from './send-request.js';
-import { announceEvents, recordEvent, type EmailRef, type StoredEvent } from './timeline.js';
+import { announceEvents, recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
 
 export interface AdmissionResult {
   status: 200 | 202;
@@ -26,11 +32,6 @@ export function checkIdempotencyKey(value: string | undefined): void {
   }
 }
 
-async function verifiedDomains(services: RelayServices, projectId: string): Promise<Set<string>> {
-  const rows = await services.db.all<{ name: string }>("SELECT name FROM domains WHERE project_id = ? AND status = 'verified'", [projectId]);
-  return new Set(rows.map((r) => r.name));
-}
-
 export async function admitEmail(
   services: RelayServices,
   key: KeyPrincipal,
@@ -40,81 +41,13 @@ export async function admitEmail(
   const parsed = parseSendRequest(body, services.config.limits);
   if (!parsed.ok) throw validationError(parsed.details);
   checkIdempotencyKey(idempotencyKey);
-  const request = parsed.value;
-  const bodyHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
-  const domains = await verifiedDomains(services, key.projectId);
-  const events: StoredEvent[] = [];
-
-  const result = await services.db.write(async (tx) => {
-    events.length = 0;
-    if (idempotencyKey !== undefined) {
-      const previous = await tx.get<{ body_hash: string; status_code: 200 | 202; response_json: string }>(
-        'SELECT body_hash, status_code, response_json FROM idempotency_keys WHERE project_id = ? AND key = ?',
-        [key.projectId, idempotencyKey],
-      );
-      if (previous) {
-        if (previous.body_hash !== bodyHash) {
-          throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request body.');
-        }
-        return { status: previous.status_code, body: JSON.parse(previous.response_json), replayed: true } as AdmissionResult;
-      }
-    }
-
-    const nowMs = services.clock.nowMs();
-    const limited = services.rateLimiter.check(key, nowMs);
-    if (limited) {
-      throw new ApiError(
-        'rate_limit_exceeded',
-        `Rate limit exceeded (${limited.label}); retry after ${limited.retryAfter} second${limited.retryAfter === 1 ? '' : 's'} with the same Idempotency-Key.`,
-        { retryAfter: limited.retryAfter },
-      );
-    }
-
-    if (!domains.has(request.from.domain)) {
-      throw new ApiError('domain_not_verified', `The sender domain ${request.from.domain} is not verified in this key's project.`);
-    }
-    const recipients = allRecipients(request);
-    if (key.testMode) {
-      const outside = recipients.find((r) => !domains.has(r.mailbox.domain));
-      if (outside) {
-        throw new ApiError(
-          'test_recipient_not_allowed',
-          `A development key may only send to verified domains of its project; ${outside.mailbox.domain} is not one.`,
-        );
-      }
-    }
-
-    const now = new Date(nowMs).toISOString();
-    const reason = await suppressionReason(tx, key.workspaceId, recipients.map((r) => r.mailbox.address.toLowerCase()));
-    if (reason === undefined) await chargeQuota(services, tx, key, recipients.length, nowMs);
-
-    const emailId = newId('em', nowMs);
-    const outcome: AdmissionResult =
-      reason === undefined
-        ? { status: 202, body: { id: emailId, status: 'queued', test_mode: key.testMode }, replayed: false }
-        : { status: 200, body: { id: emailId, status: 'suppressed', reason }, replayed: false };
-    const ref = await insertEmail(tx, key, request, emailId, reason, now);
-    if (reason === undefined) {
-      await tx.run(
-        "INSERT INTO jobs (email_id, state, run_at, attempts, created_at, updated_at) VALUES (?, 'ready', ?, 0, ?, ?)",
-        [emailId, now, now, now],
-      );
-      events.push(await recordEvent(tx, ref, { type: 'email.queued', occurredAt: now }));
-    } else {
-      events.push(await recordEvent(tx, ref, { type: 'email.suppressed', occurredAt: now, data: { reason } }));
-    }
-    if (idempotencyKey !== undefined) {
-      const expires = new Date(nowMs + services.config.limits.idempotencyRetentionDays * 86_400_000).toISOString();
-      await tx.run(
-        `INSERT INTO idempotency_keys (project_id, key, body_hash, email_id, status_code, response_json, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        [key.projectId, idempotencyKey, bodyHash, emailId, outcome.status, JSON.stringify(outcome.body), now, expires],
-      );
-    }
-    services.rateLimiter.record(key, nowMs);
-    return outcome;
+  const bodyHash = idempotencyKey === undefined ? '' : createHash('sha256').update(canonicalJson(body)).digest('hex');
+  const { result, events } = await services.db.writeBatched(admissionBatch(services), {
+    key,
+    request: parsed.value,
+    idempotencyKey,
+    bodyHash,
   });
-
   if (!result.replayed) {
     announceEvents(services.bus, events);
     if (result.status === 202) services.bus.emit('jobs.ready');
@@ -122,32 +55,209 @@ export async function admitEmail(
   return result;
 }
 
-/** The reason of the first suppressed address, in To, CC, BCC order. */
-async function suppressionReason(tx: Queryable, workspaceId: string, addresses: string[]): Promise<string | undefined> {
-  const rows = await tx.all<{ address_lc: string; reason: string }>(
-    `SELECT address_lc, reason FROM suppressions WHERE workspace_id = ? AND address_lc IN (${addresses.map(() => '?').join(',')})`,
-    [workspaceId, ...addresses],
-  );
-  if (rows.length === 0) return undefined;
-  const byAddress = new Map(rows.map((r) => [r.address_lc, r.reason]));
-  for (const address of addresses) {
-    const reason = byAddress.get(address);
-    if (reason) return reason;
+interface Admission {
+  key: KeyPrincipal;
+  request: SendRequest;
+  idempotencyKey: string | undefined;
+  bodyHash: string;
+}
+
+interface Admitted {
+  result: AdmissionResult;
+  /** Empty for a replay: nothing new happened. */
+  events: StoredEvent[];
+}
+
+/** An admission result as remembered under its Idempotency-Key. */
+interface Remembered {
+  body_hash: string;
+  status_code: 200 | 202;
+  response_json: string;
+}
+
+const batches = new WeakMap<RelayServices, WriteBatch<Admission, Admitted>>();
+
+function admissionBatch(services: RelayServices): WriteBatch<Admission, Admitted> {
+  let batch = batches.get(services);
+  if (!batch) {
+    batch = { run: (tx, items) => admitBatch(services, tx, items) };
+    batches.set(services, batch);
   }
-  return undefined;
+  return batch;
+}
+
+const idempotencyScope = (projectId: string, key: string) => `${projectId}\n${key}`;
+const suppressionScope = (workspaceId: string, addressLc: string) => `${workspaceId}\n${addressLc}`;
+
+/** What the batch needs to know from the database, read once for all its admissions. */
+async function readState(tx: Queryable, items: Admission[], month: string) {
+  const withKey = items.filter((a) => a.idempotencyKey !== undefined);
+  const unique = <T>(xs: T[]) => [...new Set(xs)];
+  const json = (x: unknown) => JSON.stringify(x);
+  // Issued together: the four reads share one trip to the thread pool.
+  const [remembered, domains, suppressions, usage] = await Promise.all([
+    withKey.length === 0
+      ? []
+      : tx.all<Remembered & { project_id: string; key: string }>(
+          `SELECT project_id, key, body_hash, status_code, response_json FROM idempotency_keys
+            WHERE (project_id, key) IN (SELECT value->>0, value->>1 FROM json_each(?))`,
+          [json(withKey.map((a) => [a.key.projectId, a.idempotencyKey]))],
+        ),
+    tx.all<{ project_id: string; name: string }>(
+      "SELECT project_id, name FROM domains WHERE project_id IN (SELECT value FROM json_each(?)) AND status = 'verified'",
+      [json(unique(items.map((a) => a.key.projectId)))],
+    ),
+    tx.all<{ workspace_id: string; address_lc: string; reason: string }>(
+      `SELECT workspace_id, address_lc, reason FROM suppressions
+        WHERE (workspace_id, address_lc) IN (SELECT value->>0, value->>1 FROM json_each(?))`,
+      [json(items.flatMap((a) => allRecipients(a.request).map((r) => [a.key.workspaceId, r.mailbox.address.toLowerCase()])))],
+    ),
+    tx.all<{ scope: string; used: number }>(
+      'SELECT scope, used FROM usage_counters WHERE scope IN (SELECT value FROM json_each(?)) AND month = ?',
+      [json(unique(items.flatMap((a) => [`ws:${a.key.workspaceId}`, `key:${a.key.keyId}`]))), month],
+    ),
+  ]);
+  const verified = new Map<string, Set<string>>();
+  for (const d of domains) {
+    const names = verified.get(d.project_id) ?? new Set<string>();
+    verified.set(d.project_id, names.add(d.name));
+  }
+  return {
+    remembered: new Map<string, Remembered>(remembered.map((r) => [idempotencyScope(r.project_id, r.key), r])),
+    verified,
+    suppressed: new Map(suppressions.map((s) => [suppressionScope(s.workspace_id, s.address_lc), s.reason])),
+    used: new Map(usage.map((u) => [u.scope, u.used])),
+  };
+}
+
+type BatchState = Awaited<ReturnType<typeof readState>>;
+
+/** The rows a batch writes, gathered while its admissions are decided. */
+class BatchRows {
+  readonly emails: unknown[][] = [];
+  readonly recipients: unknown[][] = [];
+  readonly jobs: unknown[][] = [];
+  readonly events: Array<{ email: EmailRef; event: NewEvent }> = [];
+  readonly idempotency: unknown[][] = [];
+  readonly charges = new Map<string, number>();
+
+  /** The emails first (the other rows refer to them), then the rest together. */
+  async write(tx: Queryable, month: string): Promise<StoredEvent[]> {
+    await insertRows(tx, 'emails', EMAIL_COLUMNS, this.emails);
+    const [events] = await Promise.all([
+      recordEvents(tx, this.events),
+      insertRecipients(tx, this.recipients),
+      insertRows(tx, 'jobs', ['email_id', 'state', 'run_at', 'attempts', 'created_at', 'updated_at'], this.jobs),
+      insertRows(tx, 'idempotency_keys', IDEMPOTENCY_COLUMNS, this.idempotency),
+      insertRows(
+        tx,
+        'usage_counters',
+        ['scope', 'month', 'used'],
+        [...this.charges].map(([scope, used]) => [scope, month, used]),
+        'ON CONFLICT (scope, month) DO UPDATE SET used = used + excluded.used',
+      ),
+    ]);
+    return events;
+  }
+}
+
+async function admitBatch(services: RelayServices, tx: Queryable, items: Admission[]): Promise<Array<PromiseSettledResult<Admitted>>> {
+  const nowMs = services.clock.nowMs();
+  const month = utcMonth(nowMs);
+  const state = await readState(tx, items, month);
+  const rows = new BatchRows();
+  const decided = items.map((item): PromiseSettledResult<{ result: AdmissionResult; event?: number }> => {
+    try {
+      const result = decide(services, state, rows, item, nowMs);
+      // A new admission adds exactly one event to rows.events; a replay adds none.
+      return { status: 'fulfilled', value: { result, event: result.replayed ? undefined : rows.events.length - 1 } };
+    } catch (reason) {
+      return { status: 'rejected', reason };
+    }
+  });
+  const stored = await rows.write(tx, month);
+  return decided.map((d) =>
+    d.status === 'rejected'
+      ? d
+      : { status: 'fulfilled', value: { result: d.value.result, events: d.value.event === undefined ? [] : [stored[d.value.event]!] } },
+  );
+}
+
+/** Checks 6 to 12 for one request, against the batch's state; records what an admission writes. */
+function decide(services: RelayServices, state: BatchState, rows: BatchRows, item: Admission, nowMs: number): AdmissionResult {
+  const { key, request, idempotencyKey, bodyHash } = item;
+  const idempotency = idempotencyKey === undefined ? undefined : idempotencyScope(key.projectId, idempotencyKey);
+  const previous = idempotency === undefined ? undefined : state.remembered.get(idempotency);
+  if (previous) {
+    if (previous.body_hash !== bodyHash) {
+      throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request body.');
+    }
+    return { status: previous.status_code, body: JSON.parse(previous.response_json), replayed: true };
+  }
+
+  const limited = services.rateLimiter.check(key, nowMs);
+  if (limited) {
+    throw new ApiError(
+      'rate_limit_exceeded',
+      `Rate limit exceeded (${limited.label}); retry after ${limited.retryAfter} second${limited.retryAfter === 1 ? '' : 's'} with the same Idempotency-Key.`,
+      { retryAfter: limited.retryAfter },
+    );
+  }
+
+  const domains = state.verified.get(key.projectId) ?? new Set<string>();
+  if (!domains.has(request.from.domain)) {
+    throw new ApiError('domain_not_verified', `The sender domain ${request.from.domain} is not verified in this key's project.`);
+  }
+  const recipients = allRecipients(request);
+  if (key.testMode) {
+    const outside = recipients.find((r) => !domains.has(r.mailbox.domain));
+    if (outside) {
+      throw new ApiError(
+        'test_recipient_not_allowed',
+        `A development key may only send to verified domains of its project; ${outside.mailbox.domain} is not one.`,
+      );
+    }
+  }
+
+  // The reason of the first suppressed address, in To, CC, BCC order.
+  const reason = recipients
+    .map((r) => state.suppressed.get(suppressionScope(key.workspaceId, r.mailbox.address.toLowerCase())))
+    .find((r) => r !== undefined);
+  if (reason === undefined) chargeQuota(services, state, rows, key, recipients.length, nowMs);
+
+  const now = new Date(nowMs).toISOString();
+  const emailId = newId('em', nowMs);
+  const outcome: AdmissionResult =
+    reason === undefined
+      ? { status: 202, body: { id: emailId, status: 'queued', test_mode: key.testMode }, replayed: false }
+      : { status: 200, body: { id: emailId, status: 'suppressed', reason }, replayed: false };
+  const ref = addEmail(rows, key, request, emailId, reason, now);
+  if (reason === undefined) {
+    rows.jobs.push([emailId, 'ready', now, 0, now, now]);
+    rows.events.push({ email: ref, event: { type: 'email.queued', occurredAt: now } });
+  } else {
+    rows.events.push({ email: ref, event: { type: 'email.suppressed', occurredAt: now, data: { reason } } });
+  }
+  if (idempotency !== undefined) {
+    const expires = new Date(nowMs + services.config.limits.idempotencyRetentionDays * 86_400_000).toISOString();
+    const remembered: Remembered = { body_hash: bodyHash, status_code: outcome.status, response_json: JSON.stringify(outcome.body) };
+    rows.idempotency.push([key.projectId, idempotencyKey, bodyHash, emailId, outcome.status, remembered.response_json, now, expires]);
+    // A later request of this batch with the same key is a replay of this one.
+    state.remembered.set(idempotency, remembered);
+  }
+  services.rateLimiter.record(key, nowMs);
+  return outcome;
 }
 
 /** Check 11: refuse the whole request if it would pass a monthly cap; otherwise charge it. */
-async function chargeQuota(services: RelayServices, tx: Queryable, key: KeyPrincipal, recipients: number, nowMs: number): Promise<void> {
-  const month = utcMonth(nowMs);
+function chargeQuota(services: RelayServices, state: BatchState, rows: BatchRows, key: KeyPrincipal, recipients: number, nowMs: number): void {
   const { limits } = services.config;
   const caps: Array<{ scope: string; limit: number; label: string }> = [
     { scope: `ws:${key.workspaceId}`, limit: limits.workspaceMonthlyRecipients, label: 'workspace' },
   ];
   if (key.testMode) caps.push({ scope: `key:${key.keyId}`, limit: limits.testKeyMonthlyRecipients, label: 'development key' });
   for (const cap of caps) {
-    const row = await tx.get<{ used: number }>('SELECT used FROM usage_counters WHERE scope = ? AND month = ?', [cap.scope, month]);
-    const used = row?.used ?? 0;
+    const used = state.used.get(cap.scope) ?? 0;
     if (used + recipients > cap.limit) {
       const resetMs = nextUtcMonthStart(nowMs);
       const retryAfter = Math.max(1, Math.ceil((resetMs - nowMs) / 1000));
@@ -160,59 +270,66 @@ async function chargeQuota(services: RelayServices, tx: Queryable, key: KeyPrinc
     }
   }
   // Live keys have no cap of their own, but their usage is still counted for the usage view.
-  const scopes = [`ws:${key.workspaceId}`, `key:${key.keyId}`];
-  for (const scope of scopes) {
-    await tx.run(
-      'INSERT INTO usage_counters (scope, month, used) VALUES (?, ?, ?) ON CONFLICT (scope, month) DO UPDATE SET used = used + excluded.used',
-      [scope, month, recipients],
-    );
+  for (const scope of [`ws:${key.workspaceId}`, `key:${key.keyId}`]) {
+    state.used.set(scope, (state.used.get(scope) ?? 0) + recipients);
+    rows.charges.set(scope, (rows.charges.get(scope) ?? 0) + recipients);
   }
 }
 
-async function insertEmail(
-  tx: Queryable,
+/** Rows of [email_id, position, address, address_lc, type, status, updated_at]. */
+function insertRecipients(tx: Queryable, rows: unknown[][]) {
+  // email_seq: the email's place in the list, for the ?recipient= index (migration 0003).
+  return runWithRows(
+    tx,
+    `INSERT INTO recipients (email_id, email_seq, position, address, address_lc, type, status, updated_at)
+     SELECT value->>0, (SELECT seq FROM emails WHERE id = value->>0), value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
+       FROM json_each(?)`,
+    rows,
+  );
+}
+
+export const EMAIL_COLUMNS = [
+  'id', 'project_id', 'workspace_id', 'key_id', 'status', 'from_address', 'to_json', 'cc_json', 'bcc_json', 'reply_to', 'subject',
+  'text_body', 'html_body', 'headers_json', 'tags_json', 'metadata_json', 'test_mode', 'suppression_reason', 'created_at',
+  'updated_at', 'terminal_at',
+];
+const IDEMPOTENCY_COLUMNS = ['project_id', 'key', 'body_hash', 'email_id', 'status_code', 'response_json', 'created_at', 'expires_at'];
+
+function addEmail(
+  rows: BatchRows,
   key: KeyPrincipal,
   request: SendRequest,
   emailId: string,
   suppressedReason: string | undefined,
   now: string,
-): Promise<EmailRef> {
+): EmailRef {
   const raws = (list: { raw: string }[]) => JSON.stringify(list.map((m) => m.raw));
-  await tx.run(
-    `INSERT INTO emails (id, project_id, workspace_id, key_id, status, from_address, to_json, cc_json, bcc_json, reply_to, subject,
-       text_body, html_body, headers_json, tags_json, metadata_json, test_mode, suppression_reason, created_at, updated_at, terminal_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      emailId,
-      key.projectId,
-      key.workspaceId,
-      key.keyId,
-      suppressedReason === undefined ? 'queued' : 'suppressed',
-      request.from.raw,
-      raws(request.to),
-      raws(request.cc),
-      raws(request.bcc),
-      request.replyTo?.raw ?? null,
-      request.subject,
-      request.text ?? null,
-      request.html ?? null,
-      JSON.stringify(request.headers),
-      JSON.stringify(request.tags),
-      JSON.stringify(request.metadata),
-      key.testMode ? 1 : 0,
-      suppressedReason ?? null,
-      now,
-      now,
-      suppressedReason === undefined ? null : now,
-    ],
-  );
-  const recipients = allRecipients(request);
   const status = suppressedReason === undefined ? 'queued' : 'suppressed';
-  await tx.run(
-    `INSERT INTO recipients (email_id, position, address, address_lc, type, status, updated_at) VALUES ${recipients
-      .map(() => '(?, ?, ?, ?, ?, ?, ?)')
-      .join(', ')}`,
-    recipients.flatMap((r, i) => [emailId, i, r.mailbox.address, r.mailbox.address.toLowerCase(), r.type, status, now]),
+  rows.emails.push([
+    emailId,
+    key.projectId,
+    key.workspaceId,
+    key.keyId,
+    status,
+    request.from.raw,
+    raws(request.to),
+    raws(request.cc),
+    raws(request.bcc),
+    request.replyTo?.raw ?? null,
+    request.subject,
+    request.text ?? null,
+    request.html ?? null,
+    JSON.stringify(request.headers),
+    JSON.stringify(request.tags),
+    JSON.stringify(request.metadata),
+    key.testMode ? 1 : 0,
+    suppressedReason ?? null,
+    now,
+    now,
+    suppressedReason === undefined ? null : now,
+  ]);
+  allRecipients(request).forEach((r, i) =>
+    rows.recipients.push([emailId, i, r.mailbox.address, r.mailbox.address.toLowerCase(), r.type, status, now]),
   );
   return { id: emailId, projectId: key.projectId, testMode: key.testMode, tags: { ...request.tags } };
 }

@@ -93,20 +93,28 @@ export async function listEmails(db: Db, key: KeyPrincipal, query: ListQuery) {
   const s = scope(key);
   const where = [s.where];
   const params = [...s.params];
+  // With a recipient, its To rows drive the page: their index is in list order (email_seq is the
+  // email's seq), so the page costs the same whether the address has ten emails or all of them.
+  // An address listed twice in one To gives two rows: GROUP BY keeps one.
+  let from = 'emails e';
+  let order = 'e.seq';
+  if (query.recipient) {
+    from = 'recipients r JOIN emails e ON e.seq = r.email_seq';
+    order = 'r.email_seq';
+    where.push("r.address_lc = ? AND r.type = 'to'");
+    params.push(query.recipient.trim().toLowerCase());
+  }
   if (query.status) {
     where.push('e.status = ?');
     params.push(query.status);
   }
-  if (query.recipient) {
-    where.push("EXISTS (SELECT 1 FROM recipients r WHERE r.email_id = e.id AND r.type = 'to' AND r.address_lc = ?)");
-    params.push(query.recipient.trim().toLowerCase());
-  }
   if (query.cursor) {
-    where.push('e.seq < ?');
+    where.push(`${order} < ?`);
     params.push(decodeCursor(query.cursor));
   }
   const rows = await db.all<EmailRow>(
-    `SELECT ${SUMMARY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')} FROM emails e WHERE ${where.join(' AND ')} ORDER BY e.seq DESC LIMIT ?`,
+    `SELECT ${SUMMARY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')} FROM ${from} WHERE ${where.join(' AND ')}
+      ${query.recipient ? `GROUP BY ${order}` : ''} ORDER BY ${order} DESC LIMIT ?`,
     [...params, query.limit + 1],
   );
   const page = rows.slice(0, query.limit);

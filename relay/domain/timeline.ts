@@ -3,7 +3,7 @@
 // the caller announces the events on the bus (announceEvents) for the dispatcher and listen hub.
 import type { EventEmitter } from 'node:events';
 import { newId } from '../ids.js';
-import type { Queryable } from '../storage/db.js';
+import { insertRows, type Queryable } from '../storage/db.js';
 
 export const EVENT_TYPES = [
   'email.queued',
@@ -42,6 +42,8 @@ export interface StoredEvent {
   occurredAt: string;
   /** The exact webhook body (the listen hub forwards the same bytes). */
   webhookBody: string;
+  /** Outbox rows written for it: one per subscribed webhook endpoint. */
+  deliveries: number;
 }
 
 /** The webhook payload (CONTRACT section 5); data.recipient names the address even for BCC. */
@@ -69,43 +71,58 @@ export function timelinePayload(event: NewEvent): Record<string, unknown> {
 
 interface WebhookRow {
   id: string;
+  project_id: string;
   events_json: string;
 }
 
+const EVENT_COLUMNS = ['id', 'email_id', 'project_id', 'type', 'recipient', 'recipient_type', 'payload_json', 'occurred_at'];
+const DELIVERY_COLUMNS = ['webhook_id', 'event_id', 'event_type', 'body', 'state', 'attempts', 'next_attempt_at', 'created_at'];
+
 export async function recordEvent(tx: Queryable, email: EmailRef, event: NewEvent): Promise<StoredEvent> {
-  const id = newId('evt', Date.parse(event.occurredAt));
-  const body = webhookBody(id, email, event);
-  await tx.run(
-    `INSERT INTO events (id, email_id, project_id, type, recipient, recipient_type, payload_json, occurred_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      id,
-      email.id,
-      email.projectId,
-      event.type,
-      event.recipient?.address ?? null,
-      event.recipient?.type ?? null,
-      JSON.stringify(timelinePayload(event)),
-      event.occurredAt,
-    ],
-  );
-  const hooks = await tx.all<WebhookRow>('SELECT id, events_json FROM webhooks WHERE project_id = ? AND deleted_at IS NULL', [
-    email.projectId,
+  return (await recordEvents(tx, [{ email, event }]))[0]!;
+}
+
+/** recordEvent for many events at once: one INSERT for the timeline, one for the outbox. */
+export async function recordEvents(tx: Queryable, records: Array<{ email: EmailRef; event: NewEvent }>): Promise<StoredEvent[]> {
+  const stored = records.map(({ email, event }): StoredEvent => {
+    const id = newId('evt', Date.parse(event.occurredAt));
+    const body = webhookBody(id, email, event);
+    return { id, type: event.type, emailId: email.id, projectId: email.projectId, occurredAt: event.occurredAt, webhookBody: body, deliveries: 0 };
+  });
+  const timeline = records.map(({ event }, i) => [
+    stored[i]!.id,
+    stored[i]!.emailId,
+    stored[i]!.projectId,
+    event.type,
+    event.recipient?.address ?? null,
+    event.recipient?.type ?? null,
+    JSON.stringify(timelinePayload(event)),
+    event.occurredAt,
   ]);
-  for (const hook of hooks) {
-    const events = JSON.parse(hook.events_json) as string[];
-    if (!events.includes('*') && !events.includes(event.type)) continue;
-    await tx.run(
-      `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
-       VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`,
-      [hook.id, id, event.type, body, event.occurredAt, event.occurredAt],
-    );
+  const projects = [...new Set(stored.map((e) => e.projectId))];
+  // Independent statements, issued together: one trip to the sqlite3 thread pool.
+  const [, hooks] = await Promise.all([
+    insertRows(tx, 'events', EVENT_COLUMNS, timeline),
+    tx.all<WebhookRow>('SELECT id, project_id, events_json FROM webhooks WHERE project_id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL', [
+      JSON.stringify(projects),
+    ]),
+  ]);
+  const subscribed = hooks.map((hook) => ({ hook, events: JSON.parse(hook.events_json) as string[] }));
+  const deliveries: unknown[][] = [];
+  for (const e of stored) {
+    for (const { hook, events } of subscribed) {
+      if (hook.project_id !== e.projectId || !(events.includes('*') || events.includes(e.type))) continue;
+      deliveries.push([hook.id, e.id, e.type, e.webhookBody, 'pending', 0, e.occurredAt, e.occurredAt]);
+      e.deliveries++;
+    }
   }
-  return { id, type: event.type, emailId: email.id, projectId: email.projectId, occurredAt: event.occurredAt, webhookBody: body };
+  await insertRows(tx, 'webhook_deliveries', DELIVERY_COLUMNS, deliveries);
+  return stored;
 }
 
 /** After COMMIT: tell the webhook dispatcher and the listen hub. */
 export function announceEvents(bus: EventEmitter, events: StoredEvent[]): void {
   for (const event of events) bus.emit('email.event', event);
-  if (events.length > 0) bus.emit('webhooks.ready');
+  // The dispatcher scans the outbox when woken: only worth it when something was put there.
+  if (events.some((e) => e.deliveries > 0)) bus.emit('webhooks.ready');
 }

@@ -1,10 +1,14 @@
 // SQLite access: one read connection and one writer that group-commits.
 //
-// Every write goes through `db.write(fn)`. Calls that arrive while a commit is in flight wait and
-// are then run together in one transaction, so concurrent admissions share one fsync instead of
-// paying one each. Each fn runs inside its own SAVEPOINT: a failing fn is rolled back alone and
-// its caller gets the error, the rest of the group still commits. `db.write` resolves only after
-// COMMIT has returned, so a caller that answers 202 afterwards has its rows on disk.
+// Every write goes through `db.write(fn)` or `db.writeBatched(batch, item)`. Writes that arrive
+// while a commit is in flight wait and then commit together, so concurrent admissions share one
+// fsync instead of paying one each. Each fn runs inside its own SAVEPOINT: a failing fn is rolled
+// back alone and its caller gets the error, the rest of the group still commits. The items of one
+// WriteBatch are handed to its run() together, under one savepoint, so a hundred admissions cost a
+// handful of statements rather than a hundred times a dozen (every statement is a trip to the
+// sqlite3 thread pool and back through the event loop); they commit in a transaction of their own,
+// ahead of the single writes that queued with them. Both resolve only after COMMIT has returned,
+// so a caller that answers 202 afterwards has its rows on disk.
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -23,9 +27,19 @@ export interface Queryable {
   all<T>(sql: string, params?: Params): Promise<T[]>;
 }
 
+/**
+ * Writes of one kind that are cheaper together. run() gets every item of the group, in arrival
+ * order, and settles each one; a throw rolls back the whole batch and rejects all its items.
+ */
+export interface WriteBatch<I, R> {
+  run(tx: Queryable, items: I[]): Promise<Array<PromiseSettledResult<R>>>;
+}
+
 export interface Db extends Pick<Queryable, 'get' | 'all'> {
   /** Runs fn in the next group-committed transaction; resolves after COMMIT. */
   write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Adds item to the batch's run in the next group-committed transaction; resolves after COMMIT. */
+  writeBatched<I, R>(batch: WriteBatch<I, R>, item: I): Promise<R>;
   close(): Promise<void>;
   readonly file: string;
 }
@@ -47,6 +61,37 @@ export function isStorageFault(error: unknown): boolean {
   if (error instanceof StorageUnavailableError) return true;
   const code = (error as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'string' && /^SQLITE_(BUSY|FULL|IOERR)/.test(code);
+}
+
+// A statement's rows stay under this much JSON: a batch of large emails (up to 10 MiB each) must
+// not build one string past V8's limit, nor hold it twice (the driver copies it) all at once.
+const MAX_ROWS_JSON = 8 * 1024 * 1024;
+
+/**
+ * Runs sql, whose one parameter is a JSON array of rows (read with json_each), over all the rows:
+ * one prepared statement whatever their number, in as few executions as the size cap allows.
+ */
+export async function runWithRows(tx: Queryable, sql: string, rows: readonly unknown[][]): Promise<void> {
+  let chunk: string[] = [];
+  let size = 0;
+  for (const row of rows) {
+    const json = JSON.stringify(row);
+    if (chunk.length > 0 && size + json.length > MAX_ROWS_JSON) {
+      await tx.run(sql, [`[${chunk.join(',')}]`]);
+      chunk = [];
+      size = 0;
+    }
+    chunk.push(json);
+    size += json.length + 1;
+  }
+  if (chunk.length > 0) await tx.run(sql, [`[${chunk.join(',')}]`]);
+}
+
+/** INSERT of many rows through runWithRows. `onConflict` is an optional upsert clause. */
+export function insertRows(tx: Queryable, table: string, columns: readonly string[], rows: readonly unknown[][], onConflict = ''): Promise<void> {
+  const values = columns.map((_, i) => `value->>${i}`).join(', ');
+  // WHERE true: without it SQLite would read ON CONFLICT as part of the SELECT's join.
+  return runWithRows(tx, `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values} FROM json_each(?) WHERE true ${onConflict}`, rows);
 }
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -109,10 +154,62 @@ class Connection implements Queryable {
   }
 }
 
-interface PendingWrite {
-  fn: (tx: Queryable) => Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (reason: unknown) => void;
+type Settle = { resolve: (value: unknown) => void; reject: (reason: unknown) => void };
+type PendingWrite = Settle & ({ fn: (tx: Queryable) => Promise<unknown> } | { batch: WriteBatch<unknown, unknown>; item: unknown });
+
+/** What one savepoint covers: a single write, or every item of one batch in the group. */
+interface Unit {
+  run(tx: Queryable): Promise<void>;
+  /** After COMMIT: hand out the results. */
+  settle(): void;
+  fail(error: unknown): void;
+}
+
+function singleUnit(w: Settle & { fn: (tx: Queryable) => Promise<unknown> }): Unit {
+  let value: unknown;
+  return {
+    run: async (tx) => {
+      value = await w.fn(tx);
+    },
+    settle: () => w.resolve(value),
+    fail: w.reject,
+  };
+}
+
+function batchUnit(batch: WriteBatch<unknown, unknown>, members: Array<Settle & { item: unknown }>): Unit {
+  let outcomes: Array<PromiseSettledResult<unknown>> = [];
+  return {
+    run: async (tx) => {
+      outcomes = await batch.run(tx, members.map((m) => m.item));
+    },
+    settle: () =>
+      members.forEach((m, i) => {
+        const outcome = outcomes[i];
+        if (outcome?.status === 'fulfilled') m.resolve(outcome.value);
+        else m.reject(outcome ? outcome.reason : new Error('the write batch returned no outcome for this item'));
+      }),
+    fail: (error) => members.forEach((m) => m.reject(error)),
+  };
+}
+
+/** Single writes in arrival order; a batch at the place of its first item. */
+function unitsOf(group: PendingWrite[]): Unit[] {
+  const units: Unit[] = [];
+  const batches = new Map<WriteBatch<unknown, unknown>, Array<Settle & { item: unknown }>>();
+  for (const w of group) {
+    if ('fn' in w) {
+      units.push(singleUnit(w));
+      continue;
+    }
+    let members = batches.get(w.batch);
+    if (!members) {
+      members = [];
+      batches.set(w.batch, members);
+      units.push(batchUnit(w.batch, members));
+    }
+    members.push(w);
+  }
+  return units;
 }
 
 class GroupCommitWriter {
@@ -123,9 +220,17 @@ class GroupCommitWriter {
   constructor(private readonly conn: Connection) {}
 
   write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.enqueue<T>((settle) => ({ fn, ...settle }));
+  }
+
+  writeBatched<I, R>(batch: WriteBatch<I, R>, item: I): Promise<R> {
+    return this.enqueue<R>((settle) => ({ batch: batch as WriteBatch<unknown, unknown>, item, ...settle }));
+  }
+
+  private enqueue<T>(make: (settle: Settle) => PendingWrite): Promise<T> {
     if (this.closed) return Promise.reject(new StorageUnavailableError(new Error('database closed')));
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push(make({ resolve: resolve as (v: unknown) => void, reject }));
       if (!this.running) void this.drain();
     });
   }
@@ -135,50 +240,59 @@ class GroupCommitWriter {
     try {
       while (this.queue.length > 0) {
         const group = this.queue.splice(0, MAX_GROUP);
-        await this.commitGroup(group);
+        // Batched writes commit on their own, ahead of the single writes that queued with them:
+        // a client waiting on an admission then waits for its batch's few statements, not also
+        // for the delivery worker's many small writes. Two fsyncs a round instead of one.
+        for (const part of [group.filter((w) => 'batch' in w), group.filter((w) => 'fn' in w)]) {
+          if (part.length > 0) await this.commitGroup(unitsOf(part));
+        }
       }
     } finally {
       this.running = false;
     }
   }
 
-  private async commitGroup(group: PendingWrite[]): Promise<void> {
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+  // The savepoint bookkeeping rides in the same exec as its neighbour where it can (each exec is
+  // one trip to the thread pool): BEGIN with the first SAVEPOINT, each RELEASE with the next
+  // SAVEPOINT; a failed unit's ROLLBACK TO leaves its savepoint in place for the next unit, and
+  // COMMIT ends the last one.
+  private async commitGroup(units: Unit[]): Promise<void> {
     try {
-      await this.conn.run('BEGIN IMMEDIATE');
+      await this.conn.exec('BEGIN IMMEDIATE; SAVEPOINT w');
     } catch (error) {
-      for (const w of group) w.reject(new StorageUnavailableError(error));
+      await this.conn.exec('ROLLBACK').catch(() => undefined); // in case BEGIN got through
+      for (const u of units) u.fail(new StorageUnavailableError(error));
       return;
     }
+    const failures = new Map<Unit, unknown>();
+    let clean = true; // whether savepoint w starts where the current state is
     try {
-      for (const w of group) {
-        await this.conn.run('SAVEPOINT w');
+      for (const unit of units) {
+        if (!clean) await this.conn.exec('RELEASE w; SAVEPOINT w');
         try {
-          const value = await w.fn(this.conn);
-          await this.conn.run('RELEASE w');
-          outcomes.push({ ok: true, value });
+          await unit.run(this.conn);
+          clean = false;
         } catch (error) {
           // After a storage fault SQLite may have rolled the whole transaction back itself: then
           // ROLLBACK TO fails, and so does the whole group, with the fault as the cause.
-          await this.conn.run('ROLLBACK TO w').catch((rollbackError: unknown) => {
+          failures.set(unit, isStorageFault(error) ? new StorageUnavailableError(error) : error);
+          await this.conn.exec('ROLLBACK TO w').catch((rollbackError: unknown) => {
             throw isStorageFault(error) ? error : rollbackError;
           });
-          await this.conn.run('RELEASE w');
-          outcomes.push({ ok: false, error: isStorageFault(error) ? new StorageUnavailableError(error) : error });
+          clean = true;
         }
       }
-      await this.conn.run('COMMIT');
+      await this.conn.exec('COMMIT');
     } catch (error) {
       // COMMIT (or a savepoint) failed: nothing of this group is durable.
-      await this.conn.run('ROLLBACK').catch(() => undefined);
-      for (const w of group) w.reject(new StorageUnavailableError(error));
+      await this.conn.exec('ROLLBACK').catch(() => undefined);
+      for (const u of units) u.fail(new StorageUnavailableError(error));
       return;
     }
-    group.forEach((w, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) w.resolve(outcome.value);
-      else w.reject(outcome.error);
-    });
+    for (const u of units) {
+      if (failures.has(u)) u.fail(failures.get(u));
+      else u.settle();
+    }
   }
 
   async close(): Promise<void> {
@@ -229,6 +343,7 @@ export async function openDatabase(file: string): Promise<Db> {
     get: (sql, params) => readerConn.get(sql, params),
     all: (sql, params) => readerConn.all(sql, params),
     write: (fn) => writer.write(fn),
+    writeBatched: (batch, item) => writer.writeBatched(batch, item),
     async close() {
       await writer.close();
       await readerConn.close();

@@ -95,6 +95,13 @@ describe('request shape', () => {
     expectError(res, 413, 'message_too_large');
   });
 
+  // A write batch splits its rows across statements of at most 8 MiB of JSON: these take three.
+  test('concurrent bodies near the 10 MiB limit are admitted together', async () => {
+    const text = 'x'.repeat(9 * 1024 * 1024);
+    const results = await Promise.all([0, 1, 2].map((i) => t.send({ subject: `big ${i}`, text })));
+    for (const r of results) assert.equal(r.status, 202, r.text);
+  });
+
   test('unknown route is 404, wrong method 405, both before authentication', async () => {
     expectError(await t.api('GET', '/v1/nothing', { key: null }), 404, 'not_found');
     expectError(await t.api('DELETE', '/v1/emails', { key: null }), 405, 'method_not_allowed');
@@ -189,6 +196,19 @@ describe('idempotency', () => {
     assert.ok(results.every((r) => r.status === 202));
     const list = await t.api('GET', `/v1/emails?limit=100`);
     assert.equal(list.body.emails.filter((e: any) => e.subject === 'concurrent').length, 1);
+  });
+
+  // Admissions that arrive together are decided together (one write batch): the first admitted
+  // body owns the key, whatever its place in the batch.
+  test('concurrent requests with one key and different bodies: one email, the others 409', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => t.send({ subject: `racing ${i}` }, { idempotencyKey: 'order-race' })),
+    );
+    const admitted = results.filter((r) => r.status === 202);
+    assert.equal(admitted.length, 1, JSON.stringify(results.map((r) => r.body)));
+    for (const r of results.filter((x) => x.status !== 202)) expectError(r, 409, 'idempotency_conflict');
+    const list = await t.api('GET', `/v1/emails?limit=100`);
+    assert.equal(list.body.emails.filter((e: any) => e.subject.startsWith('racing ')).length, 1);
   });
 
   test('keys are scoped to the project', async () => {
