@@ -3,6 +3,8 @@
 // and multipart/alternative when there are both text and HTML. BCC addresses never appear in the
 // message: they only travel in the SMTP envelope.
 import MailComposer from 'nodemailer/lib/mail-composer';
+import addressparser from 'nodemailer/lib/addressparser';
+import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import type { OutboundMessage } from './provider.js';
 
 /** The columns of an `emails` row the message is built from. */
@@ -52,26 +54,64 @@ export interface OutboundRecipient {
   position: number;
 }
 
+/**
+ * A header text that already looks like an RFC 2047 encoded word (`=?utf-8?b?...?=`) would be
+ * decoded by the reader into something else, even a line break: encode it ourselves, so it reads
+ * back as the literal text that was sent. Other text is left to the composer.
+ */
+function literalHeaderText(text: string): string {
+  return text.includes('=?') ? encodeWord(text, 'B', 52) : text;
+}
+
+/**
+ * An address header whose display names look like encoded words: the composer would put them in
+ * a quoted string, which readers decode anyway. Built here instead, each name encoded by us,
+ * one address per folded line.
+ */
+function literalAddressHeader(values: string[]): string | undefined {
+  const mailboxes = values.flatMap((v) => addressparser(v) as Array<{ name: string; address: string }>);
+  if (!mailboxes.some((m) => m.name.includes('=?')) || mailboxes.some((m) => !m.address)) return undefined;
+  const value = mailboxes
+    .map((m) => (m.name ? `${encodeWord(m.name, 'B', 52).split(' ').join('\r\n ')} <${m.address}>` : `<${m.address}>`))
+    .join(',\r\n ');
+  return value;
+}
+
 export async function buildOutboundMessage(email: EmailForMime, recipients: OutboundRecipient[], date: Date): Promise<OutboundMessage> {
   const domain = senderDomain(email.from_address);
   const messageId = `<${email.id}@${domain}>`;
-  const to = JSON.parse(email.to_json) as string[];
-  const cc = JSON.parse(email.cc_json) as string[];
+  const addressFields = {
+    From: [email.from_address],
+    To: JSON.parse(email.to_json) as string[],
+    Cc: JSON.parse(email.cc_json) as string[],
+    'Reply-To': email.reply_to ? [email.reply_to] : [],
+  };
+  const headers: Record<string, string> = {};
+  // The composer manages address headers itself; these are written by us, ahead of its own.
+  const ownLines: string[] = [];
+  for (const [name, value] of Object.entries(JSON.parse(email.headers_json) as Record<string, string>)) headers[name] = literalHeaderText(value);
+  const composed: Partial<Record<keyof typeof addressFields, string[]>> = {};
+  for (const [name, values] of Object.entries(addressFields) as Array<[keyof typeof addressFields, string[]]>) {
+    if (values.length === 0) continue;
+    const prepared = literalAddressHeader(values);
+    if (prepared) ownLines.push(`${name}: ${prepared}\r\n`);
+    else composed[name] = values;
+  }
   const composer = new MailComposer({
-    from: email.from_address,
-    to: to.length > 0 ? to : undefined,
-    cc: cc.length > 0 ? cc : undefined,
-    replyTo: email.reply_to ?? undefined,
-    subject: email.subject,
+    from: composed.From?.[0],
+    to: composed.To,
+    cc: composed.Cc,
+    replyTo: composed['Reply-To']?.[0],
+    subject: literalHeaderText(email.subject),
     date,
     messageId,
-    headers: JSON.parse(email.headers_json) as Record<string, string>,
+    headers,
     text: email.text_body || undefined,
     html: email.html_body || undefined,
     // CRLF on the wire whatever the platform.
     newline: 'windows',
   });
-  const raw = await composer.compile().build();
+  const raw = Buffer.concat([Buffer.from(ownLines.join('')), await composer.compile().build()]);
   return {
     emailId: email.id,
     messageId,
