@@ -159,7 +159,21 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
     timer.unref();
   }
 
+  /**
+   * Whether the row as scanned is still the row to send. A scan's read can start before another
+   * attempt of the same row commits and be handled after that attempt left inFlight: without this
+   * fresh look (after the commit, so it sees it) the row would be sent twice.
+   */
+  async function stillDue(row: DueDelivery): Promise<boolean> {
+    const now = await db.get<{ attempts: number; state: string; next_attempt_at: string | null }>(
+      'SELECT attempts, state, next_attempt_at FROM webhook_deliveries WHERE id = ?',
+      [row.id],
+    );
+    return now !== undefined && now.state === 'pending' && now.attempts === row.attempts && (now.next_attempt_at ?? '') <= clock.iso();
+  }
+
   async function attempt(row: DueDelivery, signal: AbortSignal): Promise<void> {
+    if (!(await stillDue(row))) return;
     const number = row.attempts + 1;
     const startedMs = clock.nowMs();
     const outcome = await send(row, signal);
@@ -177,8 +191,8 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
         attemptedAt,
       ]);
       await tx.run(
-        `UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ? WHERE id = ? AND state = 'pending'`,
-        [state, number, nextMs === null ? null : new Date(nextMs).toISOString(), row.id],
+        `UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ? WHERE id = ? AND state = 'pending' AND attempts = ?`,
+        [state, number, nextMs === null ? null : new Date(nextMs).toISOString(), row.id, row.attempts],
       );
     });
     services.metrics.inc('raven_webhook_attempts_total', { result: outcome.delivered ? 'success' : 'failure' });
