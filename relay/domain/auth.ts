@@ -28,17 +28,47 @@ function bearer(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
+/**
+ * Known keys by SHA-256 digest, so admission skips the reader query. Only rows that exist are
+ * kept, at most `limit` of them; any admin write to keys, projects or workspaces clears it all
+ * (tenancy.ts calls clear() after its commit). `generation` stops a lookup that began before
+ * such a write from storing its now-stale row after the clear.
+ */
+export class KeyCache {
+  private readonly rows = new Map<string, KeyRow>();
+  private generation = 0;
+
+  constructor(private readonly limit = 10_000) {}
+
+  clear(): void {
+    this.rows.clear();
+    this.generation += 1;
+  }
+
+  async lookup(db: Db, digest: string): Promise<KeyRow | undefined> {
+    const cached = this.rows.get(digest);
+    if (cached) return cached;
+    const generation = this.generation;
+    const row = await db.get<KeyRow>(
+      `SELECT k.id, k.project_id, p.workspace_id, k.prefix, k.permission, k.secret_hash, k.revoked_at, w.activated_at
+         FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
+        WHERE k.secret_hash = ?`,
+      [digest],
+    );
+    if (row && generation === this.generation) {
+      if (this.rows.size >= this.limit) this.rows.clear();
+      this.rows.set(digest, row);
+    }
+    return row;
+  }
+}
+
 /** Checks 1 and 2 of admission: a valid key, and production enabled for rr_live_ keys. */
-export async function authenticateKey(db: Db, authorization: string | undefined): Promise<KeyPrincipal> {
+export async function authenticateKey(db: Db, keys: KeyCache, authorization: string | undefined): Promise<KeyPrincipal> {
   const secret = bearer(authorization);
   if (!secret || !/^rr_(test|live)_/.test(secret)) throw invalidKey();
   const digest = hashSecret(secret);
-  const row = await db.get<KeyRow>(
-    `SELECT k.id, k.project_id, p.workspace_id, k.prefix, k.permission, k.secret_hash, k.revoked_at, w.activated_at
-       FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
-      WHERE k.secret_hash = ?`,
-    [digest],
-  );
+  const row = await keys.lookup(db, digest);
   if (!row || row.revoked_at !== null || !constantTimeEqual(row.secret_hash, digest)) throw invalidKey();
   if (row.prefix === 'rr_live_' && row.activated_at === null) {
     throw new ApiError('production_not_enabled', 'Production sending is not enabled for this workspace: request workspace activation.');

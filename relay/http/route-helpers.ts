@@ -31,7 +31,7 @@ export function apiRoute(
   return {
     method,
     path,
-    handler: async (ctx) => handler(ctx, await authenticateKey(services.db, ctx.singleHeader('authorization'))),
+    handler: async (ctx) => handler(ctx, await authenticateKey(services.db, services.keys, ctx.singleHeader('authorization'))),
   };
 }
 
