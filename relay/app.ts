@@ -7,6 +7,7 @@ import { Clock } from './clock.js';
 import { resolveConfig, type RelayConfig, type RelayFlags } from './config.js';
 import { createSinkProvider } from './delivery/sink.js';
 import { createUpstreamProvider } from './delivery/upstream.js';
+import { KeyCache } from './domain/auth.js';
 import { startDomainRecheck } from './domain/domain-recheck.js';
 import { RateLimiter } from './domain/rate-limits.js';
 import { bootstrapIfEmpty, type Bootstrap } from './domain/tenancy.js';
@@ -89,6 +90,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       secrets: new SecretBox(secretKey),
       bus,
       rateLimiter: new RateLimiter(config.limits),
+      keys: new KeyCache(),
       metrics: new Metrics(),
       adminToken: admin.value,
       health: { database: true, http: false, smtp: false, worker: false },

@@ -7,6 +7,7 @@ import type { Metrics } from './metrics.js';
 import type { SecretBox } from './secrets.js';
 import type { Db } from './storage/db.js';
 import type { RateLimiter } from './domain/rate-limits.js';
+import type { KeyCache } from './domain/auth.js';
 
 export interface RelayServices {
   db: Db;
@@ -17,6 +18,8 @@ export interface RelayServices {
   /** Domain events after commit: 'email.event' (StoredEvent), 'jobs.ready', 'webhooks.ready'. */
   bus: EventEmitter;
   rateLimiter: RateLimiter;
+  /** Authenticated API keys; cleared by every admin write to keys, projects or workspaces. */
+  keys: KeyCache;
   /** In-memory counters for GET /metrics. */
   metrics: Metrics;
   adminToken: string;

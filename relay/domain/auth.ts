@@ -23,55 +23,52 @@ interface KeyRow {
   activated_at: string | null;
 }
 
-// Authenticated keys, per relay (per database), so a request does not wait for a read. Any admin
-// change (revoking a key, activating a workspace, ...) forgets them all at once (forgetKeys), so it
-// applies to the very next request; an entry also expires after a while, in case the database was
-// changed from outside. Only keys that exist are kept, and never more than MAX_CACHED.
-const CACHE_TTL_MS = 30_000;
-const MAX_CACHED = 10_000;
-const keyCaches = new WeakMap<Db, Map<string, { row: KeyRow; expiresAt: number }>>();
-
-function cacheOf(db: Db): Map<string, { row: KeyRow; expiresAt: number }> {
-  let cache = keyCaches.get(db);
-  if (!cache) keyCaches.set(db, (cache = new Map()));
-  return cache;
-}
-
-/** Forgets every cached key of this relay: call after any change to keys, projects or workspaces. */
-export function forgetKeys(db: Db): void {
-  keyCaches.get(db)?.clear();
-}
-
-async function findKey(db: Db, digest: string): Promise<KeyRow | undefined> {
-  const cache = cacheOf(db);
-  const cached = cache.get(digest);
-  if (cached && cached.expiresAt > Date.now()) return cached.row;
-  const row = await db.get<KeyRow>(
-    `SELECT k.id, k.project_id, p.workspace_id, k.prefix, k.permission, k.secret_hash, k.revoked_at, w.activated_at
-       FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
-      WHERE k.secret_hash = ?`,
-    [digest],
-  );
-  if (row) {
-    if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(digest, { row, expiresAt: Date.now() + CACHE_TTL_MS });
-  } else {
-    cache.delete(digest);
-  }
-  return row;
-}
-
 function bearer(header: string | undefined): string | undefined {
   const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   return m?.[1];
 }
 
+/**
+ * Known keys by SHA-256 digest, so admission skips the reader query. Only rows that exist are
+ * kept, at most `limit` of them; any admin write to keys, projects or workspaces clears it all
+ * (tenancy.ts calls clear() after its commit). `generation` stops a lookup that began before
+ * such a write from storing its now-stale row after the clear.
+ */
+export class KeyCache {
+  private readonly rows = new Map<string, KeyRow>();
+  private generation = 0;
+
+  constructor(private readonly limit = 10_000) {}
+
+  clear(): void {
+    this.rows.clear();
+    this.generation += 1;
+  }
+
+  async lookup(db: Db, digest: string): Promise<KeyRow | undefined> {
+    const cached = this.rows.get(digest);
+    if (cached) return cached;
+    const generation = this.generation;
+    const row = await db.get<KeyRow>(
+      `SELECT k.id, k.project_id, p.workspace_id, k.prefix, k.permission, k.secret_hash, k.revoked_at, w.activated_at
+         FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
+        WHERE k.secret_hash = ?`,
+      [digest],
+    );
+    if (row && generation === this.generation) {
+      if (this.rows.size >= this.limit) this.rows.clear();
+      this.rows.set(digest, row);
+    }
+    return row;
+  }
+}
+
 /** Checks 1 and 2 of admission: a valid key, and production enabled for rr_live_ keys. */
-export async function authenticateKey(db: Db, authorization: string | undefined): Promise<KeyPrincipal> {
+export async function authenticateKey(db: Db, keys: KeyCache, authorization: string | undefined): Promise<KeyPrincipal> {
   const secret = bearer(authorization);
   if (!secret || !/^rr_(test|live)_/.test(secret)) throw invalidKey();
   const digest = hashSecret(secret);
-  const row = await findKey(db, digest);
+  const row = await keys.lookup(db, digest);
   if (!row || row.revoked_at !== null || !constantTimeEqual(row.secret_hash, digest)) throw invalidKey();
   if (row.prefix === 'rr_live_' && row.activated_at === null) {
     throw new ApiError('production_not_enabled', 'Production sending is not enabled for this workspace: request workspace activation.');

@@ -52,6 +52,7 @@ export async function createWorkspace(s: RelayServices, body: Body) {
   const name = requireString(body, 'name');
   const row: WorkspaceRow = { id: newId('ws'), name, activated_at: null, created_at: s.clock.iso() };
   await s.db.write((tx) => tx.run('INSERT INTO workspaces (id, name, activated_at, created_at) VALUES (?, ?, ?, ?)', [row.id, row.name, null, row.created_at]));
+  s.keys.clear();
   return workspaceView(row);
 }
 
@@ -69,6 +70,7 @@ async function findWorkspace(s: RelayServices, id: string): Promise<WorkspaceRow
 export async function activateWorkspace(s: RelayServices, id: string) {
   await findWorkspace(s, id);
   await s.db.write((tx) => tx.run('UPDATE workspaces SET activated_at = COALESCE(activated_at, ?) WHERE id = ?', [s.clock.iso(), id]));
+  s.keys.clear();
   return workspaceView(await findWorkspace(s, id));
 }
 
@@ -92,6 +94,7 @@ export async function createProject(s: RelayServices, workspaceId: string, body:
       row.id, row.workspace_id, row.name, row.environment, row.created_at,
     ]),
   );
+  s.keys.clear();
   return row;
 }
 
@@ -262,6 +265,7 @@ export async function createKey(s: RelayServices, projectId: string, body: Body)
       [row.id, projectId, name, prefix, permission, hashSecret(key), row.last4, row.created_at],
     ),
   );
+  s.keys.clear();
   return { id: row.id, key, prefix, name, permission, project_id: projectId, created_at: row.created_at };
 }
 
@@ -286,6 +290,7 @@ export async function revokeKey(s: RelayServices, keyId: string): Promise<void> 
   const result = await s.db.write((tx) =>
     tx.run('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', [s.clock.iso(), keyId]),
   );
+  s.keys.clear();
   if (result.changes === 0) throw new ApiError('not_found', `No key ${keyId}.`);
 }
 

@@ -1,5 +1,5 @@
 // Route constructors that put authentication in front of a handler, so no handler forgets it.
-import { authenticateAdmin, authenticateKey, forgetKeys, type KeyPrincipal } from '../domain/auth.js';
+import { authenticateAdmin, authenticateKey, type KeyPrincipal } from '../domain/auth.js';
 import type { RelayServices } from '../services.js';
 import type { Reply, RequestContext } from './context.js';
 import type { Route } from './router.js';
@@ -17,15 +17,7 @@ export function adminRoute(
     path,
     handler: async (ctx) => {
       authenticateAdmin(services.adminToken, ctx.singleHeader('authorization'));
-      if (method === 'GET') return handler(ctx);
-      // A change here may revoke a key or enable production: forget cached keys before and
-      // after, so no request authenticated meanwhile keeps the old answer.
-      forgetKeys(services.db);
-      try {
-        return await handler(ctx);
-      } finally {
-        forgetKeys(services.db);
-      }
+      return handler(ctx);
     },
   };
 }
@@ -39,7 +31,7 @@ export function apiRoute(
   return {
     method,
     path,
-    handler: async (ctx) => handler(ctx, await authenticateKey(services.db, ctx.singleHeader('authorization'))),
+    handler: async (ctx) => handler(ctx, await authenticateKey(services.db, services.keys, ctx.singleHeader('authorization'))),
   };
 }
 

@@ -9,6 +9,7 @@ import { Clock } from '../../relay/clock.js';
 import { defaultConfig } from '../../relay/config.js';
 import { createSinkProvider } from '../../relay/delivery/sink.js';
 import type { DeliveryProvider } from '../../relay/delivery/provider.js';
+import { KeyCache } from '../../relay/domain/auth.js';
 import { RateLimiter } from '../../relay/domain/rate-limits.js';
 import { bootstrapIfEmpty } from '../../relay/domain/tenancy.js';
 import { newId } from '../../relay/ids.js';
@@ -76,6 +77,7 @@ export async function startHarness(
     secrets: new SecretBox('delivery-harness-secret-key-0123456789'),
     bus,
     rateLimiter: new RateLimiter(config.limits),
+    keys: new KeyCache(),
     metrics: new Metrics(),
     adminToken: 'harness-admin-token',
     health: { database: true, http: false, smtp: false, worker: false },
