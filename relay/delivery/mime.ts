@@ -3,7 +3,7 @@
 // and multipart/alternative when there are both text and HTML. BCC addresses never appear in the
 // message: they only travel in the SMTP envelope.
 import MailComposer from 'nodemailer/lib/mail-composer';
-import addressparser from 'nodemailer/lib/addressparser';
+import { parseMailbox } from '../domain/send-request.js';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import type { OutboundMessage } from './provider.js';
 
@@ -63,18 +63,31 @@ function literalHeaderText(text: string): string {
   return text.includes('=?') ? encodeWord(text, 'B', 52) : text;
 }
 
+type ParsedMailbox = { name: string; address: string };
+
+/**
+ * The mailboxes as admission parsed them. The composer must not parse the stored strings again:
+ * its parser is looser, and `x@evil.test, Bob <bob@ours.test>` (one mailbox with an odd name to
+ * us) would become two addresses in the header.
+ */
+function mailboxes(values: string[]): ParsedMailbox[] {
+  return values.map((value) => {
+    const parsed = parseMailbox(value);
+    if (typeof parsed === 'string') throw new Error(`stored address no longer parses: ${parsed}`);
+    return { name: parsed.name ?? '', address: parsed.address };
+  });
+}
+
 /**
  * An address header whose display names look like encoded words: the composer would put them in
  * a quoted string, which readers decode anyway. Built here instead, each name encoded by us,
  * one address per folded line.
  */
-function literalAddressHeader(values: string[]): string | undefined {
-  const mailboxes = values.flatMap((v) => addressparser(v) as Array<{ name: string; address: string }>);
-  if (!mailboxes.some((m) => m.name.includes('=?')) || mailboxes.some((m) => !m.address)) return undefined;
-  const value = mailboxes
+function literalAddressHeader(list: ParsedMailbox[]): string | undefined {
+  if (!list.some((m) => m.name.includes('=?'))) return undefined;
+  return list
     .map((m) => (m.name ? `${encodeWord(m.name, 'B', 52).split(' ').join('\r\n ')} <${m.address}>` : `<${m.address}>`))
     .join(',\r\n ');
-  return value;
 }
 
 export async function buildOutboundMessage(email: EmailForMime, recipients: OutboundRecipient[], date: Date): Promise<OutboundMessage> {
@@ -90,12 +103,13 @@ export async function buildOutboundMessage(email: EmailForMime, recipients: Outb
   // The composer manages address headers itself; these are written by us, ahead of its own.
   const ownLines: string[] = [];
   for (const [name, value] of Object.entries(JSON.parse(email.headers_json) as Record<string, string>)) headers[name] = literalHeaderText(value);
-  const composed: Partial<Record<keyof typeof addressFields, string[]>> = {};
+  const composed: Partial<Record<keyof typeof addressFields, ParsedMailbox[]>> = {};
   for (const [name, values] of Object.entries(addressFields) as Array<[keyof typeof addressFields, string[]]>) {
     if (values.length === 0) continue;
-    const prepared = literalAddressHeader(values);
+    const list = mailboxes(values);
+    const prepared = literalAddressHeader(list);
     if (prepared) ownLines.push(`${name}: ${prepared}\r\n`);
-    else composed[name] = values;
+    else composed[name] = list;
   }
   const composer = new MailComposer({
     from: composed.From?.[0],

@@ -48,11 +48,14 @@ export interface Limits {
 /** Parses `addr@domain` or `Name <addr@domain>`; returns a reason when it is not one. */
 export function parseMailbox(value: string): Mailbox | string {
   if (LINE_BREAK.test(value) || CONTROL.test(value)) return 'must not contain line breaks or control characters';
+  if (value.length > 998) return 'must be at most 998 characters';
   const angle = /^\s*(.*?)\s*<([^<>]*)>\s*$/.exec(value);
   let name: string | undefined;
   let address: string;
   if (angle) {
-    name = angle[1]!.replace(/^"(.*)"$/, '$1').trim() || undefined;
+    const quoted = /^"(.*)"$/.exec(angle[1]!);
+    // A quoted name's backslash escapes (\" and \\) stand for the characters themselves.
+    name = (quoted ? quoted[1]!.replace(/\\(.)/g, '$1') : angle[1]!).trim() || undefined;
     address = angle[2]!.trim();
     if (name && /[<>]/.test(name)) return 'must be an address or Name <address>';
   } else {
@@ -193,10 +196,13 @@ export function parseSendRequest(body: unknown, limits: Limits): { ok: true; val
     details,
     (name, value) => {
       if (!HEADER_NAME.test(name)) return 'is not a valid header name';
+      // The name, its colon and a space must fit on one 998-octet line.
+      if (name.length > 996) return 'must be at most 996 characters';
       const lower = name.toLowerCase();
       if (RESERVED_HEADERS.has(lower) || lower.startsWith('service-')) return 'is a reserved header';
       if (typeof value !== 'string') return 'must be a string';
       if (LINE_BREAK.test(value) || CONTROL.test(value)) return 'must not contain line breaks or control characters';
+  if (value.length > 998) return 'must be at most 998 characters';
       if (value.length > 998) return 'must be at most 998 characters';
       return undefined;
     },

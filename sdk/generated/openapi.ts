@@ -602,7 +602,9 @@ export interface components {
         CopyRecipients: components["schemas"]["Mailbox"] | components["schemas"]["Mailbox"][];
         /**
          * @description Extra message headers, name to value. Names are RFC 5322 field names (printable ASCII
-         *     without colon); values have no CR or LF. Reserved names are rejected (case-insensitive):
+         *     without colon, at most 996 characters so a header fits a line); values have no CR or LF.
+         *     A display name in a mailbox is never parsed again into more addresses, and text that looks
+         *     like an RFC 2047 encoded word is encoded so it reads back literally. Reserved names are rejected (case-insensitive):
          *     From, To, Cc, Bcc, Subject, Reply-To, Sender, Date, Message-ID, Return-Path, Received,
          *     DKIM-Signature, MIME-Version, Content-Type, Content-Transfer-Encoding and any `Service-*`.
          * @example {

@@ -51,8 +51,8 @@ describe('line breaks and controls are refused wherever they would reach a heade
     }
   }
 
-  test('custom header names with a colon, a space, non-ASCII, a control, or nothing at all', async () => {
-    for (const name of ['X-A:B', 'X A', 'X-Ünï', 'X-\u0001', '']) {
+  test('custom header names with a colon, a space, non-ASCII, a control, nothing at all, or too long for a line', async () => {
+    for (const name of ['X-A:B', 'X A', 'X-Ünï', 'X-\u0001', '', `X-${'n'.repeat(995)}`]) {
       expectFieldError(await t.send({ headers: { [name]: 'v' } }), `headers.${name}`);
     }
   });
@@ -63,6 +63,10 @@ describe('line breaks and controls are refused wherever they would reach a heade
     for (const to of [`${'a'.repeat(65)}@${t.domain}`, `x@${'b'.repeat(64)}.test`, `x@${longDomain}`, `"a\r\nb"@${t.domain}`, `"a b"@${t.domain}`]) {
       expectFieldError(await t.send({ to }), 'to');
     }
+  });
+
+  test('a mailbox over 998 characters (a long display name) is refused', async () => {
+    expectFieldError(await t.send({ to: `${'N'.repeat(990)} <${rcpt('long')}>` }), 'to');
   });
 
   test('nothing refused was stored: the relay still answers and lists only what it accepted', async () => {
@@ -139,7 +143,31 @@ describe('what is accepted comes out as well-formed MIME that decodes to exactly
     const toValue = (parsed.to as AddressObject).value;
     assert.equal(toValue.length, 1, 'one address, not split at the comma or semicolon');
     assert.equal(toValue[0]!.address, rcpt('obrien'));
+    assert.equal(toValue[0]!.name, name, 'the escapes stand for the characters themselves');
     assert.equal(parsed.replyTo?.value[0]?.address, `reply@${t.domain}`);
+  });
+
+  test('a display name that reads as more addresses to a looser parser adds no recipient to the headers (bug: it did)', async () => {
+    for (const [label, name] of [
+      ['list', 'x@evil.test, Mallory'],
+      ['group', 'G: x@evil.test; Carol'],
+      ['semicolon', 'a@evil.test; Carol'],
+    ] as const) {
+      const to = `"${name}" <${rcpt(`inj-${label}`)}>`;
+      const raw = await deliveredRaw({ to, cc: [`${name} <${rcpt(`cc-${label}`)}>`], from: `${name} <sender@${t.domain}>` });
+      assertWellFormed(raw);
+      const parsed = await simpleParser(raw);
+      for (const [field, expected] of [
+        [parsed.to, rcpt(`inj-${label}`)],
+        [parsed.cc, rcpt(`cc-${label}`)],
+        [parsed.from, `sender@${t.domain}`],
+      ] as const) {
+        const list = (field as AddressObject).value;
+        assert.deepEqual(list.map((m) => m.address), [expected], `${label}: ${JSON.stringify(list)}`);
+        assert.equal(list[0]!.name, name);
+      }
+      assert.doesNotMatch(raw.toString('latin1').split('\r\n\r\n')[0]!, /evil\.test>/);
+    }
   });
 
   test('custom headers with non-ASCII values are encoded; names keep their case and cannot smuggle a second header', async () => {
