@@ -1,7 +1,9 @@
 // Secrets at rest: API keys are stored as SHA-256 digests (they are high-entropy, so a plain
 // digest is enough) and compared in constant time; secrets the relay must read back (webhook
 // signing secrets, DKIM private keys) are encrypted with AES-256-GCM under the relay's key.
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createPrivateKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+
+const MAX_OPENED_KEYS = 1_000;
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
@@ -18,6 +20,8 @@ export function constantTimeEqual(a: string, b: string): boolean {
 
 export class SecretBox {
   private readonly key: Buffer;
+  /** Private keys already opened and parsed, by their sealed form (a sealed key never changes). */
+  private readonly openedKeys = new Map<string, KeyObject>();
 
   constructor(keyMaterial: string) {
     this.key = createHash('sha256').update(keyMaterial, 'utf8').digest();
@@ -36,5 +40,16 @@ export class SecretBox {
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  }
+
+  /** A sealed PEM private key, opened and parsed once (signing every message must not pay for both). */
+  openPrivateKey(sealed: string): KeyObject {
+    let key = this.openedKeys.get(sealed);
+    if (!key) {
+      if (this.openedKeys.size >= MAX_OPENED_KEYS) this.openedKeys.clear();
+      key = createPrivateKey(this.open(sealed));
+      this.openedKeys.set(sealed, key);
+    }
+    return key;
   }
 }

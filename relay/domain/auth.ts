@@ -30,9 +30,10 @@ function bearer(header: string | undefined): string | undefined {
 
 /**
  * Known keys by SHA-256 digest, so admission skips the reader query. Only rows that exist are
- * kept, at most `limit` of them; any admin write to keys, projects or workspaces clears it all
- * (tenancy.ts calls clear() after its commit). `generation` stops a lookup that began before
- * such a write from storing its now-stale row after the clear.
+ * kept, at most `limit` of them; a change to a cached row's answer (revoking a key, activating a
+ * workspace) clears it all (tenancy.ts calls clear() after its commit); creating rows cannot
+ * stale an entry. `generation` stops a lookup that began before such a change from storing its
+ * now-stale row after the clear.
  */
 export class KeyCache {
   private readonly rows = new Map<string, KeyRow>();

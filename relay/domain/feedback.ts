@@ -69,7 +69,7 @@ interface FoundEmail {
 }
 
 async function findEmail(tx: Queryable, targets: VerpTarget[]): Promise<FoundEmail | undefined> {
-  for (const { emailId } of targets) {
+  for (const emailId of new Set(targets.map((t) => t.emailId))) {
     const rows = await tx.all<{ address_lc: string; position: number }>(
       'SELECT address_lc, position FROM recipients WHERE email_id = ? ORDER BY position',
       [emailId],

@@ -52,7 +52,6 @@ export async function createWorkspace(s: RelayServices, body: Body) {
   const name = requireString(body, 'name');
   const row: WorkspaceRow = { id: newId('ws'), name, activated_at: null, created_at: s.clock.iso() };
   await s.db.write((tx) => tx.run('INSERT INTO workspaces (id, name, activated_at, created_at) VALUES (?, ?, ?, ?)', [row.id, row.name, null, row.created_at]));
-  s.keys.clear();
   return workspaceView(row);
 }
 
@@ -94,7 +93,6 @@ export async function createProject(s: RelayServices, workspaceId: string, body:
       row.id, row.workspace_id, row.name, row.environment, row.created_at,
     ]),
   );
-  s.keys.clear();
   return row;
 }
 
@@ -265,7 +263,6 @@ export async function createKey(s: RelayServices, projectId: string, body: Body)
       [row.id, projectId, name, prefix, permission, hashSecret(key), row.last4, row.created_at],
     ),
   );
-  s.keys.clear();
   return { id: row.id, key, prefix, name, permission, project_id: projectId, created_at: row.created_at };
 }
 
