@@ -16,21 +16,27 @@ export interface AdminSpec {
 }
 
 /**
- * Registers the admin token flag, the help text and the action. The body asks for missing values
- * first and then calls `admin()` for the client; the token comes from --admin-token, else
- * RAVEN_ADMIN_TOKEN (printed by `ravenctl relay start`).
+ * Registers the admin token flags, the help text and the action. The body calls `admin()` for the
+ * client (one per run); the token comes from --admin-token, else RAVEN_ADMIN_TOKEN, else the
+ * local relay's data directory (--data-dir, default ./.raven).
  */
-export function adminAction<O extends { adminToken?: string }>(
+export function adminAction<O extends { adminToken?: string; dataDir?: string }>(
   cmd: Command,
   spec: AdminSpec,
   fn: (ctx: RunContext, admin: () => Promise<AdminClient>, opts: O, ...args: string[]) => Promise<void>,
 ): void {
-  cmd.option('--admin-token <token>', 'relay admin token (default: $RAVEN_ADMIN_TOKEN)');
-  cmd.action(action<O>((ctx, opts, ...args) => fn(ctx, () => ctx.admin(opts.adminToken), opts, ...args)));
+  cmd.option('--admin-token <token>', 'relay admin token (default: $RAVEN_ADMIN_TOKEN, else the one in --data-dir)');
+  cmd.option('--data-dir <dir>', "the local relay's data directory, read for the admin token (default: $RAVEN_DATA_DIR, else ./.raven)");
+  cmd.action(
+    action<O>((ctx, opts, ...args) => {
+      let client: Promise<AdminClient> | undefined;
+      return fn(ctx, () => (client ??= ctx.admin(opts)), opts, ...args);
+    }),
+  );
   addHelp(cmd, {
     examples: spec.examples,
     refused: [...ADMIN_CODES, ...(spec.refused ?? [])],
-    usage: ['missing_admin_token'],
+    usage: ['missing_admin_token', 'admin_token_file_unsafe'],
   });
 }
 

@@ -7,7 +7,7 @@
  *
  * The file holds secrets, so it is written with mode 0600 in a 0700 directory.
  */
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { UsageError } from './errors.js';
@@ -128,9 +128,41 @@ export function normalizeBaseUrl(value: string): string {
   return value.replace(/\/+$/, '');
 }
 
-/** Admin token for `ravenctl relay ...`: --admin-token > RAVEN_ADMIN_TOKEN. */
-export function resolveAdminToken(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return nonEmpty(flag) ?? nonEmpty(env.RAVEN_ADMIN_TOKEN);
+/** The local relay's data directory, as `ravenctl relay start` defaults it. */
+export const DEFAULT_DATA_DIR = '.raven';
+
+/**
+ * Admin token for `ravenctl relay ...`: --admin-token > RAVEN_ADMIN_TOKEN > the `admin-token`
+ * file the local relay keeps in its data directory (--data-dir > RAVEN_DATA_DIR > ./.raven).
+ * The file is refused when other users may read it: the token opens every workspace.
+ */
+export async function resolveAdminToken(
+  flag: string | undefined,
+  dataDirFlag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
+  const given = nonEmpty(flag) ?? nonEmpty(env.RAVEN_ADMIN_TOKEN);
+  if (given) return given;
+  const file = join(nonEmpty(dataDirFlag) ?? nonEmpty(env.RAVEN_DATA_DIR) ?? DEFAULT_DATA_DIR, 'admin-token');
+  let mode: number;
+  try {
+    mode = (await stat(file)).mode;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw new UsageError(
+      `no admin token: pass --admin-token, set RAVEN_ADMIN_TOKEN, or run where the relay keeps its data (${file} not found; --data-dir DIR)`,
+      'missing_admin_token',
+    );
+  }
+  if ((mode & 0o077) !== 0) {
+    throw new UsageError(
+      `${file} is open to other users (mode ${(mode & 0o777).toString(8)}): run chmod 600 ${file}`,
+      'admin_token_file_unsafe',
+    );
+  }
+  const token = (await readFile(file, 'utf8')).trim();
+  if (token === '') throw new UsageError(`${file} is empty: pass --admin-token or set RAVEN_ADMIN_TOKEN`, 'missing_admin_token');
+  return token;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

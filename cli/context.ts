@@ -4,7 +4,6 @@
  */
 import type { Command } from 'commander';
 import { requireApiKey, resolveAdminToken, resolveTarget, type GlobalFlags, type ResolvedTarget } from './config.js';
-import { UsageError } from './errors.js';
 import { Output } from './output.js';
 import { createAsker, isInteractive, type Asker } from './prompts.js';
 
@@ -19,8 +18,8 @@ export interface RunContext {
   env: NodeJS.ProcessEnv;
   /** The public API client; a missing key is a usage error. */
   raven(): Promise<{ client: RavenClient; target: ResolvedTarget }>;
-  /** The relay admin client; the token comes from --admin-token or RAVEN_ADMIN_TOKEN. */
-  admin(adminTokenFlag: string | undefined): Promise<AdminClient>;
+  /** The relay admin client; the token comes from --admin-token, RAVEN_ADMIN_TOKEN or the local relay's data directory. */
+  admin(flags: { adminToken?: string; dataDir?: string }): Promise<AdminClient>;
   target(): Promise<ResolvedTarget>;
   sdk(): Promise<Sdk>;
   /** Releases the clients' connections so the process can exit promptly. */
@@ -61,14 +60,8 @@ export function createContext(cmd: Command, env: NodeJS.ProcessEnv = process.env
       open.push(client as { close?: () => unknown });
       return { client, target };
     },
-    async admin(adminTokenFlag) {
-      const adminToken = resolveAdminToken(adminTokenFlag, env);
-      if (!adminToken) {
-        throw new UsageError(
-          'no admin token: pass --admin-token or set RAVEN_ADMIN_TOKEN (printed by "ravenctl relay start")',
-          'missing_admin_token',
-        );
-      }
+    async admin(flags) {
+      const adminToken = await resolveAdminToken(flags.adminToken, flags.dataDir, env);
       const { baseUrl } = await resolveTarget(globals, env);
       const { RavenAdmin } = await loadSdk();
       const client = new RavenAdmin({ adminToken, baseUrl, logLevel: 'off' });

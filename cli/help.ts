@@ -30,7 +30,7 @@ export function helpText(spec: HelpSpec): string {
   lines.push(withCodes('  2    usage error: ', [...USAGE_CODES, ...(spec.usage ?? [])]));
   if (spec.network !== false) lines.push(withCodes('  3    network failure: ', NETWORK_CODES));
   lines.push('  130  interrupted (Ctrl-C)');
-  lines.push('', 'With --json (or when stdout is not a terminal) the result is one JSON document on stdout', 'and errors are {"error":{"code","message","status"}} on stderr.');
+  lines.push('', 'With --json the result is one JSON document on stdout and errors are', '{"error":{"code","message","status"}} on stderr; without it, output is for people, piped or not.');
   return lines.join('\n');
 }
 

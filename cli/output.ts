@@ -13,17 +13,14 @@ export interface OutputStream {
 }
 
 export interface OutputOptions {
-  /** `true` for --json, `false` for --no-json, undefined to decide from the terminal. */
+  /** `true` for --json; `false` (--no-json) or undefined for human output. */
   json?: boolean;
   stdout?: OutputStream;
   stderr?: OutputStream;
   env?: NodeJS.ProcessEnv;
 }
 
-/**
- * JSON when asked for, or when stdout is not a terminal (so pipes and scripts get one
- * parseable document); human tables when a person is looking.
- */
+/** JSON only when asked for with --json; human output otherwise, piped or not. */
 export function wantsJson(json: boolean | undefined, stdout: OutputStream = process.stdout): boolean {
   // JSON only when asked: CONTRACT section 7 fixes the human output of piped commands too
   // (`webhooks sign` prints two header lines). Off a terminal, human output drops colour.
@@ -122,6 +119,11 @@ export function renderTable<T>(columns: Column<T>[], rows: T[], paint: Paint): s
 }
 
 /** `Label   value` lines, labels aligned. Undefined/null values are left out. */
+/** A word as a POSIX shell reads it back unchanged: bare when safe, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
 export function renderFields(fields: Array<[string, string | undefined | null]>, paint: Paint): string {
   const present = fields.filter((f): f is [string, string] => f[1] !== undefined && f[1] !== null);
   const width = Math.max(0, ...present.map(([label]) => label.length));

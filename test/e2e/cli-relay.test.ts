@@ -3,11 +3,12 @@
 // print the key again.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { spawnRavenctl } from '../helpers/ravenctl.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'ravenctl-relay-'));
@@ -89,11 +90,43 @@ describe('ravenctl relay start', () => {
         }
       });
     });
-    assert.match(stdout, /^Raven relay ready\n {2}HTTP {3}http:\/\/127\.0\.0\.1:\d+\n {2}SMTP {3}smtp:\/\/127\.0\.0\.1:\d+\n {2}Data {3}\S+\n/);
-    assert.doesNotMatch(stdout, /Admin token/, 'a token given by flag is not printed');
+    assert.match(stdout, /^Raven relay ready\n {2}HTTP +http:\/\/127\.0\.0\.1:\d+\n {2}SMTP +smtp:\/\/127\.0\.0\.1:\d+\n {2}Data +\S+\n/);
+    assert.match(stdout, /\n {2}Admin token +set by --admin-token, RAVEN_ADMIN_TOKEN or --config\n/);
+    assert.doesNotMatch(stdout, /given-token/, 'a token given by flag is not printed');
     child.kill('SIGTERM');
     assert.equal(await exit, 0);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("README's banner is the banner a first start prints", async () => {
+    const home = mkdtempSync(join(tmpdir(), 'ravenctl-relay-banner-'));
+    const child = spawnRavenctl(['relay', 'start', '--port', '0', '--smtp-port', '0'], { cwd: home, env: { HOME: home, RAVEN_LOG_LEVEL: 'error' } });
+    const exit = new Promise<number | null>((resolve) => child.on('close', resolve));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    await new Promise<void>((resolve) =>
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+        if (stderr.includes('Press Ctrl-C to stop.')) resolve();
+      }),
+    );
+    child.kill('SIGTERM');
+    assert.equal(await exit, 0);
+    rmSync(home, { recursive: true, force: true });
+
+    const http = /HTTP +(http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1]!;
+    const smtp = /SMTP +(smtp:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1]!;
+    // What differs between runs becomes what README shows: its paths, default ports and elided secrets.
+    const printed = (stdout + 'Press Ctrl-C to stop.\n')
+      .replaceAll(join(home, '.raven'), '/home/me/raven/.raven')
+      .replaceAll(` --base-url ${http}`, '')
+      .replaceAll(http, 'http://127.0.0.1:7700')
+      .replaceAll(smtp, 'smtp://127.0.0.1:7725')
+      .replace(/\b(rat|rr_test|ws|prj|key)_[\w-]+/g, '$1_...');
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const block = /<!-- banner:[^\n]*-->\n *```text\n([\s\S]*?\n) *```/.exec(readme)![1]!;
+    assert.equal(printed, block.replace(/^ {3}/gm, ''));
   });
 
   test('a bad flag value is a usage error (exit 2)', async () => {

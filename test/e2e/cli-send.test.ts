@@ -1,56 +1,29 @@
 // ravenctl against a real relay (through the contract-checking proxy): send, --wait, idempotency,
 // emails list/get, error codes and exit codes, and the relay admin commands.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
+import { ravenctl as run, type RavenctlRun } from '../helpers/ravenctl.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const home = mkdtempSync(join(tmpdir(), 'ravenctl-e2e-'));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let relay: TestRelay;
 
-function ravenctl(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'cli/main.ts'), ...args], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: home,
-        XDG_CONFIG_HOME: home,
-        NO_COLOR: '1',
-        RAVEN_BASE_URL: relay.url,
-        RAVEN_API_KEY: relay.apiKey,
-        RAVEN_ADMIN_TOKEN: relay.adminToken,
-        ...options.env,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input);
-  });
+function ravenctl(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<RavenctlRun> {
+  const env = { HOME: home, XDG_CONFIG_HOME: home, RAVEN_BASE_URL: relay.url, RAVEN_API_KEY: relay.apiKey, RAVEN_ADMIN_TOKEN: relay.adminToken };
+  return run(args, { input: options.input, env: { ...env, ...options.env } });
 }
 
-function json(run: Run): any {
+function json(run: RavenctlRun): any {
   assert.doesNotThrow(() => JSON.parse(run.stdout), `stdout is one JSON document:\n${run.stdout}\nstderr:\n${run.stderr}`);
   return JSON.parse(run.stdout);
 }
 
-function jsonError(run: Run): { code: string; message: string; status: number | null } {
+function jsonError(run: RavenctlRun): { code: string; message: string; status: number | null } {
   return (JSON.parse(run.stderr) as { error: { code: string; message: string; status: number | null } }).error;
 }
 

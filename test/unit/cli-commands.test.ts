@@ -1,40 +1,21 @@
 // ravenctl as a process: exit codes, global flags before and after the subcommand, usage errors,
 // send --dry-run, login and the config file, and completion.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { configPath, resolveTarget, writeConfig } from '../../cli/config.js';
 import { jsonFlagOf, selectLeaf } from '../../cli/program.js';
+import { ravenctl as run, type RavenctlRun } from '../helpers/ravenctl.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'ravenctl-commands-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-function ravenctl(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'cli/main.ts'), ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: dir, XDG_CONFIG_HOME: join(dir, 'xdg'), NO_COLOR: '1', ...options.env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input);
-  });
+function ravenctl(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<RavenctlRun> {
+  return run(args, { input: options.input, env: { HOME: dir, XDG_CONFIG_HOME: join(dir, 'xdg'), ...options.env } });
 }
 
 const SEND = ['send', '--from', 'Acme <hello@example.test>', '--to', 'ada@example.test', '--subject', 'Hi', '--text', 'Hello'];
@@ -69,6 +50,9 @@ describe('exit codes', () => {
     assert.match(h.stdout, /Exit codes:/);
     assert.match(h.stdout, /test_recipient_not_allowed/);
     assert.match(h.stdout, /--api-key/, 'global options are listed in command help');
+    // JSON is printed only when asked for (CONTRACT section 7): the help must not promise more.
+    assert.doesNotMatch(h.stdout, /not a terminal\)/);
+    assert.match(h.stdout, /--json +print one JSON document on stdout/);
   });
   test('every leaf has examples and exit codes in its help', async () => {
     for (const path of [['emails', 'list'], ['emails', 'get'], ['webhooks', 'verify'], ['relay', 'start'], ['relay', 'keys', 'create'], ['login'], ['completion'], ['listen']]) {

@@ -1,36 +1,17 @@
 // ravenctl webhooks sign / verify, spawned as a real process, with the CONTRACT section 5 vectors.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { ravenctl as run, type RavenctlRun } from '../helpers/ravenctl.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'ravenctl-webhooks-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
-function ravenctl(args: string[], input?: string | Buffer): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'cli/main.ts'), ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: dir, XDG_CONFIG_HOME: dir, NO_COLOR: '1' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+function ravenctl(args: string[], input?: string | Buffer): Promise<RavenctlRun> {
+  return run(args, { env: { HOME: dir, XDG_CONFIG_HOME: dir }, input });
 }
 
 const SECRET = 'whsec_test_secret';

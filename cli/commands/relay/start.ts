@@ -2,11 +2,13 @@
  * ravenctl relay start: run the relay in the foreground until SIGINT/SIGTERM.
  * The relay (and sqlite3, smtp-server, ...) is imported only here, only when this command runs.
  */
+import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
+import { DEFAULT_BASE_URL, DEFAULT_DATA_DIR } from '../../config.js';
 import { action } from '../../context.js';
 import { CliError, ExitCode, InterruptedError } from '../../errors.js';
 import { addHelp } from '../../help.js';
-import { renderFields } from '../../output.js';
+import { renderFields, shellWord } from '../../output.js';
 
 interface Options {
   dataDir?: string;
@@ -66,16 +68,20 @@ export function register(cmd: Command): void {
       const http = new URL(relay.httpUrl);
       const smtpUrl = `smtp://${relay.smtpHost.includes(':') ? `[${relay.smtpHost}]` : relay.smtpHost}:${relay.smtpPort}`;
       const b = relay.bootstrap;
+      const newKey = newKeyCommand(relay);
       const result = {
         status: 'ready',
         http_url: relay.httpUrl,
         smtp_url: smtpUrl,
+        dashboard_url: relay.dashboardUrl,
         host: http.hostname,
         port: Number(http.port),
         smtp_host: relay.smtpHost,
         smtp_port: relay.smtpPort,
         data_dir: relay.dataDir,
+        admin_token_file: relay.adminTokenFile,
         ...(relay.adminTokenGenerated ? { admin_token: relay.adminToken } : {}),
+        new_key_command: newKey,
         bootstrap: b
           ? { workspace_id: b.workspaceId, project_id: b.projectId, domain: b.domain, key_id: b.keyId, api_key: b.apiKey }
           : null,
@@ -83,13 +89,26 @@ export function register(cmd: Command): void {
       // Listen for signals before announcing readiness: a supervisor may signal at once.
       const stopped = untilStopped(relay.stop.bind(relay), ctx.out.json ? () => {} : (m) => process.stderr.write(`${m}\n`));
       const paint = ctx.out.paint;
+      // Every start says where the credentials are, so a lost terminal never loses them.
+      const token = relay.adminTokenFile
+        ? relay.adminTokenGenerated
+          ? `${relay.adminToken} (stored in ${relay.adminTokenFile})`
+          : `stored in ${relay.adminTokenFile}`
+        : 'set by --admin-token, RAVEN_ADMIN_TOKEN or --config';
       ctx.out.result(result, () =>
         [
           paint('green', 'Raven relay ready'),
-          `  HTTP   ${relay.httpUrl}`,
-          `  SMTP   ${smtpUrl}`,
-          `  Data   ${relay.dataDir}`,
-          ...(relay.adminTokenGenerated ? [`  Admin token: ${relay.adminToken}`] : []),
+          renderFields(
+            [
+              ['  HTTP', relay.httpUrl],
+              ['  SMTP', smtpUrl],
+              ['  Data', relay.dataDir],
+              ['  Dashboard', `${relay.dashboardUrl} (sign in with the admin token)`],
+              ['  Admin token', token],
+              ['  New API key', newKey],
+            ],
+            paint,
+          ),
           ...(b
             ? [
                 `  API key (shown once): ${b.apiKey}`,
@@ -121,6 +140,17 @@ export function register(cmd: Command): void {
     refused: ['address_in_use', 'config_invalid', 'internal_error'],
     network: false,
   });
+}
+
+/**
+ * The command that makes another API key on this relay, with the flags it needs when the relay
+ * is not on the defaults the CLI assumes (./.raven, http://127.0.0.1:7700).
+ */
+function newKeyCommand(relay: { dataDir: string; httpUrl: string }): string {
+  const words = ['npx ravenctl relay keys create --name NAME'];
+  if (path.resolve(relay.dataDir) !== path.resolve(DEFAULT_DATA_DIR)) words.push(`--data-dir ${shellWord(relay.dataDir)}`);
+  if (relay.httpUrl !== DEFAULT_BASE_URL) words.push(`--base-url ${relay.httpUrl}`);
+  return words.join(' ');
 }
 
 /**

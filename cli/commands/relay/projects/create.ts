@@ -2,12 +2,13 @@
 import type { Command } from 'commander';
 import type { Environment } from 'raven-email-sdk';
 import { adminAction, renderResource } from '../../../admin.js';
+import { chooseWorkspace } from '../../../relay-scope.js';
 
 const ENVIRONMENTS = ['development', 'production'] as const;
 
 export function register(cmd: Command): void {
   cmd
-    .option('--workspace <id>', 'workspace id (ws_...)')
+    .option('--workspace <id>', 'workspace id, ws_... (default: the only workspace)')
     .option('--name <name>', 'project name')
     .option('--environment <env>', 'development (rr_test_ keys) or production (rr_live_ keys)');
   adminAction<{ workspace?: string; name?: string; environment?: Environment; adminToken?: string }>(
@@ -19,7 +20,7 @@ export function register(cmd: Command): void {
       ],
     },
     async (ctx, admin, opts) => {
-      const workspace = await ctx.ask.text(opts.workspace, '--workspace', 'Workspace id');
+      const workspace = await chooseWorkspace(ctx, admin, opts.workspace);
       const name = await ctx.ask.text(opts.name, '--name', 'Project name');
       const environment = await ctx.ask.select(opts.environment, '--environment', 'Environment', ENVIRONMENTS);
       const project = await (await admin()).projects.create(workspace, { name, environment });

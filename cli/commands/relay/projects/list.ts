@@ -1,14 +1,15 @@
 /** ravenctl relay projects list --workspace W */
 import type { Command } from 'commander';
 import { adminAction, renderList } from '../../../admin.js';
+import { chooseWorkspace } from '../../../relay-scope.js';
 
 export function register(cmd: Command): void {
-  cmd.option('--workspace <id>', 'workspace id (ws_...)');
+  cmd.option('--workspace <id>', 'workspace id, ws_... (default: the only workspace)');
   adminAction<{ workspace?: string; adminToken?: string }>(
     cmd,
     { examples: ['ravenctl relay projects list --workspace ws_...'] },
     async (ctx, admin, opts) => {
-      const workspace = await ctx.ask.text(opts.workspace, '--workspace', 'Workspace id');
+      const workspace = await chooseWorkspace(ctx, admin, opts.workspace);
       const list = await (await admin()).projects.list(workspace);
       ctx.out.result(list, () =>
         renderList(

@@ -2,11 +2,12 @@
 import type { Command } from 'commander';
 import type { CreateWebhookEndpointParams } from 'raven-email-sdk';
 import { adminAction } from '../../../admin.js';
+import { chooseProject } from '../../../relay-scope.js';
 import { renderFields } from '../../../output.js';
 
 export function register(cmd: Command): void {
   cmd
-    .option('--project <id>', 'project id (prj_...)')
+    .option('--project <id>', 'project id, prj_... (default: the only project)')
     .option('--url <url>', 'endpoint URL (https on port 443, unless the relay allows local webhooks)')
     .option('--events <list>', 'comma-separated event types (email.delivered,email.bounced) or * for all');
   adminAction<{ project?: string; url?: string; events?: string; adminToken?: string }>(
@@ -18,7 +19,7 @@ export function register(cmd: Command): void {
       ],
     },
     async (ctx, admin, opts) => {
-      const project = await ctx.ask.text(opts.project, '--project', 'Project id');
+      const project = await chooseProject(ctx, admin, opts.project);
       const url = await ctx.ask.text(opts.url, '--url', 'Endpoint URL');
       const raw = await ctx.ask.text(opts.events, '--events', 'Events (comma separated, * for all)');
       const events = raw.split(',').map((e) => e.trim()).filter((e) => e !== '') as CreateWebhookEndpointParams['events'];

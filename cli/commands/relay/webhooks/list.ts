@@ -1,14 +1,15 @@
 /** ravenctl relay webhooks list --project P */
 import type { Command } from 'commander';
 import { adminAction, renderList } from '../../../admin.js';
+import { chooseProject } from '../../../relay-scope.js';
 
 export function register(cmd: Command): void {
-  cmd.option('--project <id>', 'project id (prj_...)');
+  cmd.option('--project <id>', 'project id, prj_... (default: the only project)');
   adminAction<{ project?: string; adminToken?: string }>(
     cmd,
     { examples: ['ravenctl relay webhooks list --project prj_...'] },
     async (ctx, admin, opts) => {
-      const project = await ctx.ask.text(opts.project, '--project', 'Project id');
+      const project = await chooseProject(ctx, admin, opts.project);
       const list = await (await admin()).webhooks.list(project);
       ctx.out.result(list, () =>
         renderList(

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { adminAction, renderResource } from '../../../admin.js';
 
 export function register(cmd: Command): void {
-  cmd.argument('<id>', 'workspace id (ws_...)');
+  cmd.argument('<id>', 'workspace id, ws_... (default: the only workspace)');
   adminAction<{ adminToken?: string }>(
     cmd,
     { examples: ['ravenctl relay workspaces activate ws_01JDQ4ZK5W9M2V3XG7H8TQ1B6N'] },
