@@ -22,11 +22,13 @@ export interface RunContext {
   admin(flags: { adminToken?: string; dataDir?: string }): Promise<AdminClient>;
   target(): Promise<ResolvedTarget>;
   sdk(): Promise<Sdk>;
+  /** Rejects when a client could not connect in a way retries cannot mend (see connection.ts). */
+  connectionFailure: Promise<never>;
   /** Releases the clients' connections so the process can exit promptly. */
   dispose(): Promise<void>;
 }
 
-const open: Array<{ close?: () => unknown }> = [];
+const open: Array<{ close?: () => unknown; destroy?: () => unknown }> = [];
 
 export function loadSdk(): Promise<Sdk> {
   return import('raven-email-sdk');
@@ -46,17 +48,29 @@ export function createContext(cmd: Command, env: NodeJS.ProcessEnv = process.env
   const globals = globalsOf(cmd);
   const out = new Output({ json: globals.json, env });
   const ask = createAsker(isInteractive({ json: out.json, env }));
+  let fail!: (error: unknown) => void;
+  const connectionFailure = new Promise<never>((_, reject) => (fail = reject));
+  connectionFailure.catch(() => {}); // read only by action()'s race
+  /** The clients' dispatcher: connection failures that retries cannot mend end the command at once. */
+  const watched = async (baseUrl: string) => {
+    const { watchConnections } = await import('./connection.js'); // undici loads only for network commands
+    const { dispatcher, failure } = watchConnections(baseUrl);
+    failure.catch(fail);
+    open.push(dispatcher);
+    return dispatcher;
+  };
   return {
     globals,
     out,
     ask,
     env,
+    connectionFailure,
     sdk: loadSdk,
     target: () => resolveTarget(globals, env),
     async raven() {
       const target = await requireApiKey(globals, env);
       const { Raven } = await loadSdk();
-      const client = new Raven({ apiKey: target.apiKey, baseUrl: target.baseUrl, logLevel: 'off' });
+      const client = new Raven({ apiKey: target.apiKey, baseUrl: target.baseUrl, logLevel: 'off', dispatcher: await watched(target.baseUrl) });
       open.push(client as { close?: () => unknown });
       return { client, target };
     },
@@ -64,12 +78,13 @@ export function createContext(cmd: Command, env: NodeJS.ProcessEnv = process.env
       const adminToken = await resolveAdminToken(flags.adminToken, flags.dataDir, env);
       const { baseUrl } = await resolveTarget(globals, env);
       const { RavenAdmin } = await loadSdk();
-      const client = new RavenAdmin({ adminToken, baseUrl, logLevel: 'off' });
+      const client = new RavenAdmin({ adminToken, baseUrl, logLevel: 'off', dispatcher: await watched(baseUrl) });
       open.push(client as { close?: () => unknown });
       return client;
     },
     async dispose() {
-      await Promise.allSettled(open.splice(0).map(async (c) => c.close?.()));
+      // destroy(): a dispatcher the CLI made may still hold a request the command no longer waits for.
+      await Promise.allSettled(open.splice(0).map(async (c) => (c.destroy ? c.destroy() : c.close?.())));
     },
   };
 }
@@ -86,7 +101,7 @@ export function action<O>(
     const args = params.slice(0, -2) as string[];
     const ctx = createContext(cmd);
     try {
-      await fn(ctx, cmd.opts() as O, ...args);
+      await Promise.race([fn(ctx, cmd.opts() as O, ...args), ctx.connectionFailure]);
     } finally {
       await ctx.dispose();
     }

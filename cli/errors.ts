@@ -201,10 +201,12 @@ export function errorToJson(err: CliError): { error: Record<string, unknown> } {
   return { error };
 }
 
-/** `error: <message> (<code>, request <id>)` and, for validation errors, one line per detail. */
+/** `error: <message> (<code>, request <id>)`, the message's further lines, and one line per validation detail. */
 export function errorToHuman(err: CliError): string {
   const extra = [err.code, err.requestId ? `request ${err.requestId}` : null].filter(Boolean).join(', ');
-  const lines = [`error: ${err.message} (${extra})`];
+  // The code goes after the first line: later lines of a message are advice (a command to run).
+  const [first, ...rest] = err.message.split('\n');
+  const lines = [`error: ${first} (${extra})`, ...rest];
   for (const d of err.details) lines.push(`  ${d.field}: ${d.message}`);
   if (err.retryAfter !== null && !/\d/.test(err.message)) lines.push(`  retry after ${err.retryAfter} s`);
   return lines.join('\n');

@@ -12,9 +12,12 @@ export interface SmtpUpstreamConfig {
   /** Refuse to send when STARTTLS is not offered. */
   requireTLS: boolean;
   auth?: { user: string; pass: string };
-  /** Pooled connections to the upstream. */
+  /** Pooled connections to the upstream, at least 1 (the file may say true, false or a number: see poolSize). */
   pool: number;
 }
+
+/** Connections kept open to the upstream when the configuration does not say (or says `true`). */
+export const DEFAULT_POOL_SIZE = 5;
 
 export interface LimitsConfig {
   /** Specification section 8: the complete JSON request. */
@@ -157,7 +160,7 @@ export function defaultConfig(): RelayConfig {
   };
 }
 
-type Shape = { [key: string]: 'string' | 'number' | 'boolean' | 'string[]' | Shape | 'object' };
+type Shape = { [key: string]: 'string' | 'number' | 'boolean' | 'number|boolean' | 'string[]' | Shape | 'object' };
 
 const FILE_SHAPE: Shape = {
   dataDir: 'string',
@@ -190,7 +193,7 @@ const FILE_SHAPE: Shape = {
   },
   delivery: {
     provider: 'string',
-    smtp: { host: 'string', port: 'number', secure: 'boolean', requireTLS: 'boolean', auth: 'object', pool: 'number' },
+    smtp: { host: 'string', port: 'number', secure: 'boolean', requireTLS: 'boolean', auth: 'object', pool: 'number|boolean' },
     recipientsPerSecond: 'number',
     dailyRecipients: 'number',
     concurrency: 'number',
@@ -209,6 +212,8 @@ function checkShape(value: unknown, shape: Shape, where: string): void {
     if (typeof expected === 'object') checkShape(v, expected, name);
     else if (expected === 'object') {
       if (typeof v !== 'object' || v === null) throw new ConfigError(`config key "${name}" must be an object`);
+    } else if (expected === 'number|boolean') {
+      if (typeof v !== 'number' && typeof v !== 'boolean') throw new ConfigError(`config key "${name}" must be true, false or a number`);
     } else if (expected === 'string[]') {
       if (!Array.isArray(v) || v.some((item) => typeof item !== 'string')) {
         throw new ConfigError(`config key "${name}" must be an array of strings`);
@@ -234,6 +239,17 @@ function parsePort(value: unknown, name: string): number {
   const n = typeof value === 'number' ? value : Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`${name} must be a port number (0-65535), got "${value}"`);
   return n;
+}
+
+/**
+ * `delivery.smtp.pool` as nodemailer users write it: `true` (the default pool), `false` (one
+ * connection, no pool) or a number of connections.
+ */
+function poolSize(value: unknown): number {
+  if (value === undefined || value === true) return DEFAULT_POOL_SIZE;
+  if (value === false) return 1;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1) return value;
+  throw new ConfigError(`delivery.smtp.pool must be true, false or a whole number of connections (1 or more), got ${JSON.stringify(value)}`);
 }
 
 function parseBool(value: string, name: string): boolean {
@@ -262,7 +278,7 @@ export function parseUpstream(url: string): SmtpUpstreamConfig {
     auth: parsed.username
       ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) }
       : undefined,
-    pool: 5,
+    pool: DEFAULT_POOL_SIZE,
   };
 }
 
@@ -386,6 +402,7 @@ export function resolveConfig(
   if (config.publicHostname !== undefined && !HOSTNAME.test(config.publicHostname)) {
     throw new ConfigError(`publicHostname must be a host name, got "${config.publicHostname}"`);
   }
+  if (config.delivery.smtp) config.delivery.smtp = { ...config.delivery.smtp, pool: poolSize(config.delivery.smtp.pool) };
   checkSmtpTls(config);
   checkDns(config.dns);
   // Development mode (sink) allows local webhooks by default; with an upstream only when asked.

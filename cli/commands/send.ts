@@ -4,10 +4,10 @@ import { Option, type Command } from 'commander';
 import type { EmailDetail, SendEmailRequest, SendEmailResult } from 'raven-email-sdk';
 import { redactKey } from '../output.js';
 import { action, type RunContext } from '../context.js';
-import { RefusedError, UsageError } from '../errors.js';
+import { NetworkError, RefusedError, toCliError, UsageError } from '../errors.js';
 import { addHelp, AUTH_CODES, collect, parseIntegerOption } from '../help.js';
 import { readFileOrStdin } from '../io.js';
-import { renderFields, statusStyle } from '../output.js';
+import { renderFields, shellWord, statusStyle } from '../output.js';
 import { isTerminal, renderEmailDetail } from '../render.js';
 import { collectPairs, validateSendBody, validIdempotencyKey, type SendBody } from '../send-request.js';
 
@@ -137,8 +137,16 @@ async function send(ctx: RunContext, opts: Options): Promise<void> {
   if (opts.dryRun) return dryRun(ctx, body, idempotencyKey);
 
   const { client } = await ctx.raven();
-  const result: SendEmailResult = await client.emails.send(body as SendEmailRequest, { idempotencyKey });
-  if (generated) ctx.out.hint(`retry safely with --idempotency-key ${idempotencyKey}`);
+  let result: SendEmailResult;
+  try {
+    result = await client.emails.send(body as SendEmailRequest, { idempotencyKey });
+  } catch (error) {
+    // No answer: the email may or may not be queued. The same key makes a retry safe.
+    const failure = toCliError(error, await ctx.sdk());
+    if (!(failure instanceof NetworkError)) throw failure;
+    const retry = retryCommand(process.argv.slice(2), body, opts, generated ? idempotencyKey : undefined);
+    throw new NetworkError(failure.code === 'timeout' ? 'timeout' : 'connection_error', `${failure.message}\nit may have been queued; retry safely (it is sent at most once) with:\n  ${retry}`, { cause: error });
+  }
 
   if (!opts.wait || result.status === 'suppressed') {
     ctx.out.result({ ...result, idempotency_key: idempotencyKey }, () => renderAdmission(ctx, result));
@@ -157,6 +165,20 @@ async function send(ctx: RunContext, opts: Options): Promise<void> {
   if (FAILED_FINAL.has(detail.status)) {
     throw new RefusedError(`email_${detail.status}`, `email ${detail.id} ended ${detail.status}`);
   }
+}
+
+/**
+ * The command to run again after a send that got no answer: the words as given, plus the answers
+ * given at prompts and the generated idempotency key, so the server recognises the retry.
+ */
+function retryCommand(argv: string[], body: SendBody, opts: Options, generatedKey: string | undefined): string {
+  const words = ['ravenctl', ...argv];
+  if (opts.from === undefined) words.push('--from', body.from);
+  if (!opts.to || opts.to.length === 0) for (const to of body.to) words.push('--to', to);
+  if (opts.subject === undefined) words.push('--subject', body.subject);
+  if (opts.text === undefined && opts.textFile === undefined && body.text !== undefined) words.push('--text', body.text);
+  if (generatedKey !== undefined) words.push('--idempotency-key', generatedKey);
+  return words.map(shellWord).join(' ');
 }
 
 function renderAdmission(ctx: RunContext, result: SendEmailResult): string {

@@ -63,6 +63,12 @@ describe('ravenctl relay next to the data directory', () => {
     assert.deepEqual(projects.projects.map((p: { id: string }) => p.id), [ready.bootstrap.project_id]);
   });
 
+  test('relay usage, with no flag, counts recipients of the only workspace this UTC month', async () => {
+    const run = await ravenctl(['relay', 'usage'], { cwd: home, env: { ...env, RAVEN_BASE_URL: ready.http_url } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^Month +\d{4}-\d{2} \(UTC\)\nWorkspace +0 of 5,000 recipients \(0\.0%\)\n/);
+  });
+
   test('a token file other users may read is refused (exit 2)', async () => {
     const file = join(dataDir, 'admin-token');
     chmodSync(file, 0o644);

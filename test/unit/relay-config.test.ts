@@ -1,19 +1,24 @@
 // relay/config.ts for the production settings (dns, smtpTls, publicHostname, upstream from the
 // environment), and the committed production examples: examples/raven.json with examples/raven.env
 // must load, and examples/raven-relay.service must agree with them, so the README never rots.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, resolveConfig } from '../../relay/config.js';
+import { ConfigError, DEFAULT_POOL_SIZE, resolveConfig } from '../../relay/config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const example = (name: string) => path.join(root, 'examples', name);
 
+// One folder for every config file of this run, removed at the end (each test wrote its own before).
+const dir = mkdtempSync(path.join(tmpdir(), 'raven-config-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+
 function configFile(content: unknown): string {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'raven-config-')), 'raven.json');
+  const file = path.join(dir, `raven-${++files}.json`);
   writeFileSync(file, JSON.stringify(content));
   return file;
 }
@@ -84,6 +89,19 @@ test('an upstream URL from the environment keeps requireTLS and pool from the fi
     host: 'smtp.provider.example', port: 2587, secure: false, requireTLS: true, pool: 2, auth: { user: 'user', pass: 'p@ss' },
   });
   assert.equal(resolveConfig({ upstream: 'smtps://h.example' }, {}).delivery.smtp?.requireTLS, false, 'no file: the URL defaults');
+});
+
+test('delivery.smtp.pool takes true (the default pool), false (one connection) or a number, as nodemailer does', () => {
+  const pool = (value: unknown) =>
+    resolveConfig({ config: configFile({ delivery: { provider: 'smtp', smtp: { host: 'smtp.example', port: 587, ...(value === undefined ? {} : { pool: value }) } } }) }, {})
+      .delivery.smtp?.pool;
+  assert.equal(pool(true), DEFAULT_POOL_SIZE);
+  assert.equal(pool(undefined), DEFAULT_POOL_SIZE);
+  assert.equal(pool(false), 1);
+  assert.equal(pool(3), 3);
+  for (const bad of [0, 2.5, -1, 'yes', null]) assert.throws(() => pool(bad), ConfigError, `pool ${JSON.stringify(bad)} is refused`);
+  assert.throws(() => pool('yes'), /"delivery\.smtp\.pool" must be true, false or a number/);
+  assert.throws(() => pool(0), /delivery\.smtp\.pool must be true, false or a whole number of connections/);
 });
 
 test('examples/raven.json with examples/raven.env loads as a production relay', () => {

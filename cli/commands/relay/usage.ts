@@ -4,6 +4,14 @@ import { adminAction } from '../../admin.js';
 import { chooseWorkspace } from '../../relay-scope.js';
 import { renderFields, renderTable } from '../../output.js';
 
+/** `7 of 5,000 recipients (0.1%)`: quotas count accepted recipients (To, Cc and Bcc), not emails. */
+function recipients(used: number, limit: number | null | undefined): string {
+  const count = (n: number) => n.toLocaleString('en-US');
+  if (limit === null || limit === undefined) return `${count(used)} recipients (no limit)`;
+  const share = limit > 0 ? ` (${((used / limit) * 100).toFixed(1)}%)` : '';
+  return `${count(used)} of ${count(limit)} recipients${share}`;
+}
+
 export function register(cmd: Command): void {
   cmd.option('--workspace <id>', 'workspace id, ws_... (default: the only workspace)');
   adminAction<{ workspace?: string; adminToken?: string }>(
@@ -17,8 +25,8 @@ export function register(cmd: Command): void {
         [
           renderFields(
             [
-              ['Month', usage.month],
-              ['Workspace', `${usage.workspace.used} / ${usage.workspace.limit}`],
+              ['Month', `${usage.month} (UTC)`],
+              ['Workspace', recipients(usage.workspace.used, usage.workspace.limit)],
             ],
             paint,
           ),
@@ -28,8 +36,7 @@ export function register(cmd: Command): void {
                 renderTable(
                   [
                     { header: 'KEY', value: (k: (typeof usage.keys)[number]) => k.id },
-                    { header: 'USED', value: (k) => String(k.used) },
-                    { header: 'LIMIT', value: (k) => (k.limit === null || k.limit === undefined ? '-' : String(k.limit)) },
+                    { header: 'RECIPIENTS USED', value: (k) => recipients(k.used, k.limit) },
                   ],
                   usage.keys,
                   paint,

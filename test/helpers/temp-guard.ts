@@ -1,0 +1,26 @@
+// Loaded into every test process by `npm test` (--import): gives each test file a temp folder of
+// its own and fails the file when anything is left in it at exit. Child processes inherit the
+// folder through TMPDIR, which os.tmpdir() reads on every call.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import path from 'node:path';
+
+// Only in the per-file processes the runner starts (it sets NODE_TEST_CONTEXT), not in the runner.
+if (process.env.NODE_TEST_CONTEXT) {
+  const shared = tmpdir();
+  const own = mkdtempSync(path.join(shared, 'raven-test-'));
+  // tsx keeps its compile cache in <tmp>/tsx-<euid>: the children a test starts through tsx keep
+  // sharing the real one (a cache, not a leftover) instead of recompiling per file.
+  const tsxCache = `tsx-${process.geteuid?.() ?? userInfo().username}`;
+  mkdirSync(path.join(shared, tsxCache), { recursive: true });
+  symlinkSync(path.join(shared, tsxCache), path.join(own, tsxCache));
+  process.env.TMPDIR = own;
+  process.on('exit', () => {
+    const left = readdirSync(own).filter((name) => name !== tsxCache);
+    rmSync(own, { recursive: true, force: true });
+    if (left.length > 0) {
+      process.stderr.write(`temp-guard: the tests left ${left.join(', ')} in the temp folder; remove them in after()\n`);
+      process.exitCode = 1;
+    }
+  });
+}
