@@ -2,7 +2,8 @@
 // read and written for many emails at once: a statement per table, whatever the number of emails,
 // because every statement is a trip to the sqlite3 thread pool and back.
 import type { RecipientStatus } from '../domain/outcomes.js';
-import { insertRows, runWithRows, type Queryable } from './db.js';
+import type { Queryable } from './db.js';
+import { insertRows, runWithRows } from './rows.js';
 
 export interface OutcomeEmailRow {
   id: string;

@@ -1,5 +1,6 @@
 // The delivery queue's rows (jobs): the atomic claim, the outcome of each dispatch, recovery.
-import { runWithRows, type Db, type Queryable } from './db.js';
+import type { Db, Queryable } from './db.js';
+import { runWithRows } from './rows.js';
 
 export interface ClaimedJob {
   id: number;
