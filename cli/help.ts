@@ -13,6 +13,8 @@ export const ADMIN_CODES = ['unauthorized', 'not_found', 'validation_error', 'in
 export const USAGE_CODES = ['usage_error', 'missing_option'] as const;
 
 export interface HelpSpec {
+  /** Paragraph lines printed before the examples. */
+  notes?: string[];
   examples: string[];
   /** Codes that exit 1 (the API or a verification said no). */
   refused?: readonly string[];
@@ -23,7 +25,7 @@ export interface HelpSpec {
 }
 
 export function helpText(spec: HelpSpec): string {
-  const lines = ['', 'Examples:', ...spec.examples.map((e) => `  $ ${e}`), '', 'Exit codes:', '  0    success'];
+  const lines = [...(spec.notes ? ['', ...spec.notes] : []), '', 'Examples:', ...spec.examples.map((e) => `  $ ${e}`), '', 'Exit codes:', '  0    success'];
   if (spec.refused && spec.refused.length > 0) {
     lines.push(withCodes('  1    refused: ', spec.refused));
   }

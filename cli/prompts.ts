@@ -36,6 +36,8 @@ export interface Asker {
   text(value: string | undefined, flag: string, message: string, validate?: Validate): Promise<string>;
   select<T extends string>(value: T | undefined, flag: string, message: string, choices: readonly T[]): Promise<T>;
   password(flag: string, message: string, validate?: Validate): Promise<string>;
+  /** Multi-line text written in the person's $VISUAL / $EDITOR (a file ending in `postfix`). */
+  editor(flag: string, message: string, postfix: string, validate?: Validate): Promise<string>;
   confirm(message: string, fallback: boolean): Promise<boolean>;
 }
 
@@ -63,6 +65,11 @@ export function createAsker(interactive: boolean): Asker {
       if (!interactive) throw missingOption(flag);
       const { password } = await import('@inquirer/prompts');
       return password({ message, mask: false, validate: validate ?? ((v) => (v === '' ? 'required' : true)) }, context());
+    },
+    async editor(flag, message, postfix, validate) {
+      if (!interactive) throw missingOption(flag);
+      const { editor } = await import('@inquirer/prompts');
+      return editor({ message, postfix, validate: validate ?? (() => true) }, context());
     },
     async confirm(message, fallback) {
       if (!interactive) return fallback;

@@ -84,11 +84,25 @@ export function mailboxAddress(value: string): string | null {
   return addr;
 }
 
+/** Why the API would refuse this subject, or null when it would not. */
+export function subjectProblem(subject: string): string | null {
+  const length = [...subject].length;
+  if (length < 1 || length > 998) return 'must be 1 to 998 characters';
+  if (LINE_BREAK.test(subject) || subject.includes('\u0000')) return 'must not contain line breaks or NUL';
+  return null;
+}
+
+/** Why the API would refuse this mailbox, or null when it would not. */
+export function mailboxProblem(value: string): string | null {
+  return mailboxAddress(value) === null ? `"${value}" is not an address or Name <address>` : null;
+}
+
 /** Every broken rule, as the API's validation_error details would name them. */
 export function validateSendBody(body: SendBody): Detail[] {
   const details: Detail[] = [];
   const address = (field: string, value: string) => {
-    if (mailboxAddress(value) === null) details.push({ field, message: `"${value}" is not an address or Name <address>` });
+    const problem = mailboxProblem(value);
+    if (problem) details.push({ field, message: problem });
   };
 
   address('from', body.from);
@@ -100,11 +114,8 @@ export function validateSendBody(body: SendBody): Detail[] {
   const total = body.to.length + (body.cc?.length ?? 0) + (body.bcc?.length ?? 0);
   if (total > 50) details.push({ field: 'to', message: `to, cc and bcc hold ${total} recipients; at most 50 are allowed` });
 
-  const subjectLength = [...body.subject].length;
-  if (subjectLength < 1 || subjectLength > 998) details.push({ field: 'subject', message: 'must be 1 to 998 characters' });
-  if (LINE_BREAK.test(body.subject) || body.subject.includes('\u0000')) {
-    details.push({ field: 'subject', message: 'must not contain line breaks or NUL' });
-  }
+  const subject = subjectProblem(body.subject);
+  if (subject) details.push({ field: 'subject', message: subject });
   if (!body.text && !body.html) details.push({ field: 'text', message: 'at least one of text or html must be non-empty' });
 
   for (const [name, value] of Object.entries(body.headers ?? {})) {

@@ -9,7 +9,7 @@ import { addHelp, AUTH_CODES, collect, parseIntegerOption } from '../help.js';
 import { readFileOrStdin } from '../io.js';
 import { renderFields, shellWord, statusStyle } from '../output.js';
 import { isTerminal, renderEmailDetail } from '../render.js';
-import { collectPairs, validateSendBody, validIdempotencyKey, type SendBody } from '../send-request.js';
+import { collectPairs, mailboxProblem, subjectProblem, validateSendBody, validIdempotencyKey, type SendBody } from '../send-request.js';
 
 interface Options {
   from?: string;
@@ -73,6 +73,11 @@ export function register(cmd: Command): void {
     .option('--dry-run', 'check the request locally and print it; send nothing')
     .action(action<Options>(send));
   addHelp(cmd, {
+    notes: [
+      'In a terminal, a missing --from, --to or --subject is asked for and checked as you answer, and a',
+      'missing body is written in your editor ($VISUAL or $EDITOR), as text or HTML. Without a terminal',
+      '(piped, --json, or CI set) nothing is asked: a missing field is a usage error naming its flag.',
+    ],
     examples: [
       'ravenctl send --from "Acme <hello@example.test>" --to ada@example.test --subject "Welcome" --text "Hi Ada"',
       'ravenctl send --from hello@example.test --to a@example.test --to b@example.test --subject Report --html-file report.html --tag campaign=spring',
@@ -84,6 +89,10 @@ export function register(cmd: Command): void {
     usage: ['missing_api_key'],
   });
 }
+
+const BODY_FORMATS = ['text', 'html'] as const;
+
+const splitRecipients = (answer: string) => answer.split(',').map((s) => s.trim()).filter((s) => s !== '');
 
 async function readBodyFlag(inline: string | undefined, file: string | undefined, flag: string): Promise<string | undefined> {
   if (file !== undefined) return (await readFileOrStdin(file, flag)).toString('utf8');
@@ -99,20 +108,32 @@ async function buildBody(ctx: RunContext, opts: Options): Promise<SendBody> {
   const tags = collectPairs('--tag', opts.tag);
   const metadata = collectPairs('--metadata', opts.metadata);
   let text = await readBodyFlag(opts.text, opts.textFile, '--text-file');
-  const html = await readBodyFlag(opts.html, opts.htmlFile, '--html-file');
+  let html = await readBodyFlag(opts.html, opts.htmlFile, '--html-file');
 
-  const from = await ctx.ask.text(opts.from, '--from', 'From (addr@domain or Name <addr@domain>)');
+  // Each answer is checked as it is given, with the API's own rules, so a typo is fixed at once.
+  const from = await ctx.ask.text(opts.from, '--from', 'From (addr@domain or Name <addr@domain>)', (v) => mailboxProblem(v) ?? true);
   let to = opts.to ?? [];
   if (to.length === 0) {
-    const answer = await ctx.ask.text(undefined, '--to', 'To (comma separated)');
-    to = answer.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const answer = await ctx.ask.text(undefined, '--to', 'To (comma separated)', (v) => {
+      const list = splitRecipients(v);
+      return list.length === 0 ? 'at least one recipient' : (list.map(mailboxProblem).find(Boolean) ?? true);
+    });
+    to = splitRecipients(answer);
   }
-  const subject = await ctx.ask.text(opts.subject, '--subject', 'Subject');
+  const subject = await ctx.ask.text(opts.subject, '--subject', 'Subject', (v) => subjectProblem(v) ?? true);
   if (!text && !html) {
     if (!ctx.ask.interactive) {
       throw new UsageError('missing required option --text (or --html, --text-file, --html-file)', 'missing_option');
     }
-    text = await ctx.ask.text(undefined, '--text', 'Text body');
+    const format = await ctx.ask.select(undefined, '--text', 'Body', BODY_FORMATS);
+    const written = await ctx.ask.editor(
+      format === 'text' ? '--text' : '--html',
+      `${format === 'text' ? 'Text' : 'HTML'} body, written in your editor ($VISUAL or $EDITOR)`,
+      format === 'text' ? '.txt' : '.html',
+      (v) => (v.trim() === '' ? 'the body is empty' : true),
+    );
+    if (format === 'text') text = written;
+    else html = written;
   }
 
   const body: SendBody = { from, to, subject };
@@ -177,6 +198,7 @@ function retryCommand(argv: string[], body: SendBody, opts: Options, generatedKe
   if (!opts.to || opts.to.length === 0) for (const to of body.to) words.push('--to', to);
   if (opts.subject === undefined) words.push('--subject', body.subject);
   if (opts.text === undefined && opts.textFile === undefined && body.text !== undefined) words.push('--text', body.text);
+  if (opts.html === undefined && opts.htmlFile === undefined && body.html !== undefined) words.push('--html', body.html);
   if (generatedKey !== undefined) words.push('--idempotency-key', generatedKey);
   return words.map(shellWord).join(' ');
 }

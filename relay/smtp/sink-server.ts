@@ -167,9 +167,11 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     const to = session.envelope.rcptTo.map((r) => r.address);
     const emailId = emailIdFromEnvelopeSender(from);
     const id = newId('msg', clock.nowMs());
-    const subject = headerValue(parseHeaders(raw), 'subject');
+    const headers = parseHeaders(raw);
+    const subject = headerValue(headers, 'subject');
+    const headerFrom = headerValue(headers, 'from');
     await db.write((tx) =>
-      insertCapturedMessage(tx, { id, envelopeFrom: from, envelopeTo: to, subject, raw, emailId: emailId ?? null, receivedAt: clock.iso() }),
+      insertCapturedMessage(tx, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, receivedAt: clock.iso() }),
     );
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
     return { id, emailId };

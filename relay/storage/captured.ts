@@ -4,6 +4,7 @@ import type { Db, Queryable } from './db.js';
 export interface CapturedSummary {
   id: string;
   from: string;
+  header_from: string | null;
   to: string[];
   subject: string | null;
   received_at: string;
@@ -13,6 +14,8 @@ export interface CapturedSummary {
 export interface NewCapturedMessage {
   id: string;
   envelopeFrom: string;
+  /** The decoded From header, or null. */
+  headerFrom: string | null;
   envelopeTo: string[];
   subject: string | null;
   raw: Buffer;
@@ -23,6 +26,7 @@ export interface NewCapturedMessage {
 interface CapturedRow {
   id: string;
   envelope_from: string;
+  header_from: string | null;
   envelope_to_json: string;
   subject: string | null;
   size: number;
@@ -33,6 +37,7 @@ function summary(row: CapturedRow): CapturedSummary {
   return {
     id: row.id,
     from: row.envelope_from,
+    header_from: row.header_from,
     to: JSON.parse(row.envelope_to_json) as string[],
     subject: row.subject,
     received_at: row.received_at,
@@ -42,11 +47,12 @@ function summary(row: CapturedRow): CapturedSummary {
 
 export async function insertCapturedMessage(tx: Queryable, message: NewCapturedMessage): Promise<void> {
   await tx.run(
-    `INSERT INTO captured_messages (id, envelope_from, envelope_to_json, subject, size, raw, email_id, received_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO captured_messages (id, envelope_from, header_from, envelope_to_json, subject, size, raw, email_id, received_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       message.id,
       message.envelopeFrom,
+      message.headerFrom,
       JSON.stringify(message.envelopeTo),
       message.subject,
       message.raw.length,
@@ -62,7 +68,7 @@ export async function insertCapturedMessage(tx: Queryable, message: NewCapturedM
 
 /** Newest first; `to` matches an envelope recipient, case-insensitively. */
 export async function listCapturedMessages(db: Pick<Db, 'all'>, options: { to?: string; limit: number }): Promise<CapturedSummary[]> {
-  const columns = 'm.id, m.envelope_from, m.envelope_to_json, m.subject, m.size, m.received_at';
+  const columns = 'm.id, m.envelope_from, m.header_from, m.envelope_to_json, m.subject, m.size, m.received_at';
   const rows =
     options.to === undefined
       ? await db.all<CapturedRow>(`SELECT ${columns} FROM captured_messages m ORDER BY m.seq DESC LIMIT ?`, [options.limit])
@@ -80,7 +86,7 @@ export async function getCapturedMessage(
   id: string,
 ): Promise<(CapturedSummary & { raw: Buffer; email_id: string | null }) | undefined> {
   const row = await db.get<CapturedRow & { raw: Buffer; email_id: string | null }>(
-    'SELECT id, envelope_from, envelope_to_json, subject, size, received_at, raw, email_id FROM captured_messages WHERE id = ?',
+    'SELECT id, envelope_from, header_from, envelope_to_json, subject, size, received_at, raw, email_id FROM captured_messages WHERE id = ?',
     [id],
   );
   return row ? { ...summary(row), raw: row.raw, email_id: row.email_id } : undefined;

@@ -1169,6 +1169,8 @@ export interface components {
             id: string;
             /** @description The envelope sender (empty for a null sender). */
             from: string;
+            /** @description The decoded From header (`Name <addr@domain>` as written), or null when there is none. A relay delivery's envelope sender is a bounce address, so this is who the message is from. */
+            header_from: string | null;
             /** @description The envelope recipients. */
             to: string[];
             /** @description The decoded Subject header, or null when there is none. */
@@ -1187,6 +1189,8 @@ export interface components {
             id: string;
             /** @description The envelope sender (empty for a null sender). */
             from: string;
+            /** @description The decoded From header (`Name <addr@domain>` as written), or null when there is none. A relay delivery's envelope sender is a bounce address, so this is who the message is from. */
+            header_from: string | null;
             /** @description The envelope recipients. */
             to: string[];
             /** @description The decoded Subject header, or null when there is none. */

@@ -69,6 +69,19 @@ describe('ravenctl relay next to the data directory', () => {
     assert.match(run.stdout, /^Month +\d{4}-\d{2} \(UTC\)\nWorkspace +0 of 5,000 recipients \(0\.0%\)\n/);
   });
 
+  test('relay messages list shows the header From, not the bounce address of the envelope', async () => {
+    const sendEnv = { ...env, RAVEN_BASE_URL: ready.http_url, RAVEN_API_KEY: ready.bootstrap.api_key };
+    const args = ['send', '--from', 'Acme <hello@example.test>', '--to', 'ada@example.test', '--subject', 'Welcome', '--text', 'Hi', '--wait', '--json'];
+    const sent = await ravenctl(args, { cwd: home, env: sendEnv });
+    assert.equal(sent.code, 0, sent.stderr);
+    const list = JSON.parse((await admin(['messages', 'list'])).stdout);
+    assert.equal(list.messages[0].header_from, 'Acme <hello@example.test>');
+    assert.match(list.messages[0].from, /^bounce\+em_/);
+    const human = await ravenctl(['relay', 'messages', 'list'], { cwd: home, env: { ...env, RAVEN_BASE_URL: ready.http_url } });
+    assert.match(human.stdout, /\n\S+ +Acme <hello@example\.test> +ada@example\.test +Welcome /);
+    assert.doesNotMatch(human.stdout, /bounce\+/);
+  });
+
   test('a token file other users may read is refused (exit 2)', async () => {
     const file = join(dataDir, 'admin-token');
     chmodSync(file, 0o644);

@@ -1,29 +1,42 @@
 // ravenctl send in a real pseudo-terminal (util-linux `script`, part of every Debian system):
-// missing fields are asked for, answered as a person types them, and the email is sent.
+// missing fields are asked for and checked as a person types them, the body is written in an
+// editor, and the email is sent.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+const dir = mkdtempSync(path.join(tmpdir(), 'ravenctl-prompts-'));
 let t: TestRelay;
 before(async () => {
   t = await startTestRelay();
 });
 after(async () => {
   await t.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
 
-test('send prompts for from, subject and body in a terminal, then sends', async () => {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+test('send asks for from, subject and body in a terminal, checks each answer as given, and sends', async () => {
+  // The "editor": writes a multi-line body into the file it is given, as a person would.
+  const editor = path.join(dir, 'editor.sh');
+  writeFileSync(editor, `#!/bin/sh\nprintf 'Hello Ada,\\n\\nwritten in an editor.\\n' > "$1"\n`, { mode: 0o755 });
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', EDITOR: editor };
   delete env.CI; // the CLI never prompts under CI
+  delete env.VISUAL;
   const command = `${process.execPath} --import tsx cli/main.ts send --api-key ${t.apiKey} --base-url ${t.url} --to pty@${t.domain}`;
   const child = spawn('script', ['-qfec', command, '/dev/null'], { env, cwd: root });
+  // Ctrl-U clears what was typed, as a person fixing a refused answer would.
   const answers: Array<[RegExp, string]> = [
-    [/From \(/, `Pty <pty@${t.domain}>\r`],
+    [/From \(/, 'not-an-address\r'],
+    [/"not-an-address" is not an address/, `\u0015Pty <pty@${t.domain}>\r`],
     [/Subject/, 'Typed in a terminal\r'],
-    [/Text body/, 'Hello from the prompt\r'],
+    [/Body/, '\r'], // the first choice: text
+    [/Text body, written in your editor/, '\r'], // Enter opens the editor
   ];
   let screen = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -42,6 +55,11 @@ test('send prompts for from, subject and body in a terminal, then sends', async 
   assert.equal(list.body.emails.length, 1);
   assert.equal(list.body.emails[0].subject, 'Typed in a terminal');
   assert.equal(list.body.emails[0].from, `Pty <pty@${t.domain}>`);
+  const final = await t.waitForFinal(list.body.emails[0].id);
+  const captured = await t.admin('GET', `/admin/v1/messages?to=pty@${t.domain}`);
+  const message = await t.admin('GET', `/admin/v1/messages/${captured.body.messages[0].id}`);
+  assert.equal(final.status, 'delivered');
+  assert.equal(message.body.text.trim(), 'Hello Ada,\n\nwritten in an editor.');
 });
 
 test('without a terminal the same command names the missing flag and exits 2', async () => {

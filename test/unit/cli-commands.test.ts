@@ -53,6 +53,8 @@ describe('exit codes', () => {
     // JSON is printed only when asked for (CONTRACT section 7): the help must not promise more.
     assert.doesNotMatch(h.stdout, /not a terminal\)/);
     assert.match(h.stdout, /--json +print one JSON document on stdout/);
+    assert.match(h.stdout, /In a terminal, a missing --from, --to or --subject is asked for/, 'send --help names its prompts');
+    assert.match(h.stdout, /--html-file <file>/);
   });
   test('every leaf has examples and exit codes in its help', async () => {
     for (const path of [['emails', 'list'], ['emails', 'get'], ['webhooks', 'verify'], ['relay', 'start'], ['relay', 'keys', 'create'], ['login'], ['completion'], ['listen']]) {

@@ -20,7 +20,8 @@ export function register(cmd: Command): void {
           list.messages,
           [
             { header: 'ID', value: (m) => m.id },
-            { header: 'FROM', value: (m) => m.from, maxWidth: 30 },
+            // The header From: a relay delivery's envelope sender is a bounce address (bounce+em_...).
+            { header: 'FROM', value: (m) => m.header_from ?? m.from, maxWidth: 30 },
             { header: 'TO', value: (m) => m.to.join(', '), maxWidth: 40 },
             { header: 'SUBJECT', value: (m) => m.subject ?? '', maxWidth: 40 },
             { header: 'SIZE', value: (m) => String(m.size) },
