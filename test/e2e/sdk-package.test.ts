@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 import { VERSION } from '../../sdk/index.js';
-import { directorySize, installPackedSdk, packSdk } from '../helpers/sdk-package.js';
+import { directorySize, installPackedSdk, npmEnv, packSdk } from '../helpers/sdk-package.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -101,4 +101,14 @@ test('a misspelt field is a type error naming it', async () => {
     (error: { stdout: string }) => error.stdout,
   );
   assert.match(failure, /wrong\.mts.*error TS(2353|2561):.*'subjcet' does not exist/);
+});
+
+test("the relay's own tarball bundles the SDK, so `npm install -g raven-0.1.0.tgz` needs no registry copy of it", async () => {
+  const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, env: npmEnv() });
+  const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ files: Array<{ path: string }>; bundled: string[] }];
+  assert.ok(packed.bundled.includes('raven-email-sdk'));
+  const files = packed.files.map((f) => f.path);
+  for (const entry of ['node_modules/raven-email-sdk/dist/esm/index.js', 'node_modules/raven-email-sdk/dist/cjs/index.js', 'dist/cli/main.js']) {
+    assert.ok(files.includes(entry), `${entry} is in the tarball`);
+  }
 });

@@ -52,6 +52,6 @@ export async function directorySize(dir: string): Promise<number> {
 }
 
 /** The environment without the npm_* variables of an enclosing `npm test` (its workspace and prefix settings). */
-function npmEnv(): NodeJS.ProcessEnv {
+export function npmEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
 }
