@@ -50,11 +50,12 @@ function summary(row: CapturedRow): CapturedSummary {
 export async function insertCapturedMessages(tx: Queryable, messages: readonly NewCapturedMessage[]): Promise<void> {
   const inserts = messages.map((message) =>
     tx.run(
-      `INSERT INTO captured_messages (id, envelope_from, envelope_to_json, subject, size, raw, email_id, received_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO captured_messages (id, envelope_from, header_from, envelope_to_json, subject, size, raw, email_id, received_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         message.id,
         message.envelopeFrom,
+        message.headerFrom,
         JSON.stringify(message.envelopeTo),
         message.subject,
         message.raw.length,
