@@ -2,20 +2,11 @@
 // to the project (the private key is stored sealed and opened only here, never logged).
 import DKIM from 'nodemailer/lib/dkim';
 import type { RelayServices } from '../services.js';
-
-interface DomainKeyRow {
-  name: string;
-  dkim_selector: string;
-  dkim_private_key: string | null;
-}
+import { verifiedDomainKeyForEmail } from '../storage/domains.js';
 
 /** The raw message with a DKIM-Signature header, or unchanged when the domain has no key. */
 export async function signWithDomainKey(services: RelayServices, emailId: string, senderDomain: string, raw: Buffer): Promise<Buffer> {
-  const row = await services.db.get<DomainKeyRow>(
-    `SELECT d.name, d.dkim_selector, d.dkim_private_key FROM domains d JOIN emails e ON e.project_id = d.project_id
-      WHERE e.id = ? AND d.name = ? AND d.status = 'verified'`,
-    [emailId, senderDomain],
-  );
+  const row = await verifiedDomainKeyForEmail(services.db, emailId, senderDomain);
   if (!row?.dkim_private_key) return raw;
   const signer = new DKIM({
     domainName: row.name,

@@ -48,3 +48,26 @@ export async function insertRows(tx: Queryable, table: string, columns: readonly
   // WHERE true: without it SQLite would read ON CONFLICT as part of the SELECT's join.
   await runWithRows(tx, `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values} FROM json_each(?) WHERE true ${onConflict}`, rows);
 }
+
+export interface SqlPart {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * `column IN (values)` as one parameter whatever the number of values, so the statement stays
+ * one prepared statement: a JSON array read with json_each (SQLite), an array (PostgreSQL).
+ */
+export function inValues(q: Pick<Queryable, 'dialect'>, column: string, values: readonly unknown[]): SqlPart {
+  return q.dialect === 'postgres'
+    ? { sql: `${column} = ANY(?)`, params: [values] }
+    : { sql: `${column} IN (SELECT value FROM json_each(?))`, params: [JSON.stringify(values)] };
+}
+
+/** `(a, b) IN (pairs)` of two text columns, as inValues does it. */
+export function inTextPairs(q: Pick<Queryable, 'dialect'>, columns: readonly [string, string], pairs: ReadonlyArray<readonly [string, string]>): SqlPart {
+  const [a, b] = columns;
+  return q.dialect === 'postgres'
+    ? { sql: `(${a}, ${b}) IN (SELECT * FROM unnest(?::text[], ?::text[]))`, params: [pairs.map((p) => p[0]), pairs.map((p) => p[1])] }
+    : { sql: `(${a}, ${b}) IN (SELECT value->>0, value->>1 FROM json_each(?))`, params: [JSON.stringify(pairs)] };
+}
