@@ -8,7 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sqlite3 from 'sqlite3';
-import { EMAIL_COLUMNS } from '../relay/domain/admission.js';
+import { EMAIL_COLUMNS } from '../relay/storage/emails.js';
 import type { Bootstrap } from '../relay/domain/tenancy.js';
 import type { Db } from '../relay/storage/db.js';
 import { insertRows } from '../relay/storage/rows.js';

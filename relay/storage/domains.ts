@@ -1,5 +1,6 @@
 // Domains connected to projects, their DNS records and DKIM keys.
 import type { Queryable, Reader } from './db.js';
+import { inValues } from './rows.js';
 
 export interface DomainRow {
   id: string;
@@ -53,6 +54,12 @@ export async function recordDomainCheck(tx: Queryable, id: string, recordsJson: 
   } else {
     await tx.run('UPDATE domains SET records_json = ?, last_checked_at = ? WHERE id = ?', [recordsJson, now, id]);
   }
+}
+
+/** The verified domain names of these projects. */
+export function verifiedDomainsOf(q: Reader, projectIds: readonly string[]): Promise<Array<{ project_id: string; name: string }>> {
+  const where = inValues(q, 'project_id', projectIds);
+  return q.all(`SELECT project_id, name FROM domains WHERE ${where.sql} AND status = 'verified'`, where.params);
 }
 
 /** Whether some project has connected the domain. */

@@ -1,5 +1,6 @@
 // Emails and their recipients.
-import type { Reader } from './db.js';
+import type { Queryable, Reader } from './db.js';
+import { insertRows, insertValues, runWithRows } from './rows.js';
 
 export interface EmailSummaryRow {
   seq: number;
@@ -92,4 +93,47 @@ export async function getEmailDetail(q: Reader, scope: EmailScope, emailId: stri
 /** The To and Cc recipients, in order (BCC are never shown). */
 export function listVisibleRecipients(q: Reader, emailId: string): Promise<Array<{ address: string; type: 'to' | 'cc'; status: string; updated_at: string }>> {
   return q.all("SELECT address, type, status, updated_at FROM recipients WHERE email_id = ? AND type != 'bcc' ORDER BY position", [emailId]);
+}
+
+export interface RecipientRow<S extends string = string> {
+  position: number;
+  address: string;
+  address_lc: string;
+  type: 'to' | 'cc' | 'bcc';
+  status: S;
+}
+
+/** Every recipient, in order. */
+export function listRecipients<S extends string>(q: Reader, emailId: string): Promise<Array<RecipientRow<S>>> {
+  return q.all<RecipientRow<S>>('SELECT position, address, address_lc, type, status FROM recipients WHERE email_id = ? ORDER BY position', [emailId]);
+}
+
+/** Columns of the rows insertEmails takes, in order. */
+export const EMAIL_COLUMNS = [
+  'id', 'project_id', 'workspace_id', 'key_id', 'status', 'from_address', 'to_json', 'cc_json', 'bcc_json', 'reply_to', 'subject',
+  'text_body', 'html_body', 'headers_json', 'tags_json', 'metadata_json', 'test_mode', 'suppression_reason', 'created_at',
+  'updated_at', 'terminal_at',
+] as const;
+
+/** Rows of EMAIL_COLUMNS. */
+export function insertEmails(tx: Queryable, rows: readonly unknown[][]): Promise<void> {
+  return insertRows(tx, 'emails', EMAIL_COLUMNS, rows);
+}
+
+/**
+ * Rows of [email_id, position, address, address_lc, type, status, updated_at], after their emails.
+ * email_seq is copied from the email: the ?recipient= list reads it from its index (migration 0003).
+ */
+export function insertRecipients(tx: Queryable, rows: readonly unknown[][]): Promise<void> {
+  const head = 'INSERT INTO recipients (email_id, email_seq, position, address, address_lc, type, status, updated_at)';
+  if (tx.dialect === 'postgres') {
+    return insertValues(tx, `${head} VALUES`, '(?, (SELECT seq FROM emails WHERE id = ?), ?, ?, ?, ?, ?, ?)', rows.map((r) => [r[0], ...r]));
+  }
+  return runWithRows(
+    tx,
+    `${head}
+     SELECT value->>0, (SELECT seq FROM emails WHERE id = value->>0), value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
+       FROM json_each(?)`,
+    rows,
+  );
 }

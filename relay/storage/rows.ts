@@ -36,17 +36,25 @@ export async function runWithRows(tx: Queryable, sql: string, rows: readonly unk
 export async function insertRows(tx: Queryable, table: string, columns: readonly string[], rows: readonly unknown[][], onConflict = ''): Promise<void> {
   if (rows.length === 0) return;
   if (tx.dialect === 'postgres') {
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
-    const perStatement = Math.max(1, Math.floor(MAX_PG_PARAMS / columns.length));
-    for (let i = 0; i < rows.length; i += perStatement) {
-      const chunk = rows.slice(i, i + perStatement);
-      await tx.run(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')} ${onConflict}`, chunk.flat());
-    }
+    await insertValues(tx, `INSERT INTO ${table} (${columns.join(', ')}) VALUES`, `(${columns.map(() => '?').join(', ')})`, rows, onConflict);
     return;
   }
   const values = columns.map((_, i) => `value->>${i}`).join(', ');
   // WHERE true: without it SQLite would read ON CONFLICT as part of the SELECT's join.
   await runWithRows(tx, `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values} FROM json_each(?) WHERE true ${onConflict}`, rows);
+}
+
+/**
+ * PostgreSQL: `head` followed by one `tuple` per row (one `?` per value of the row), in as few
+ * statements as the parameter limit allows.
+ */
+export async function insertValues(tx: Queryable, head: string, tuple: string, rows: readonly unknown[][], tail = ''): Promise<void> {
+  if (rows.length === 0) return;
+  const perStatement = Math.max(1, Math.floor(MAX_PG_PARAMS / rows[0]!.length));
+  for (let i = 0; i < rows.length; i += perStatement) {
+    const chunk = rows.slice(i, i + perStatement);
+    await tx.run(`${head} ${chunk.map(() => tuple).join(', ')} ${tail}`, chunk.flat());
+  }
 }
 
 export interface SqlPart {

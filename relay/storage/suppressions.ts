@@ -1,5 +1,6 @@
 // Suppressed addresses per workspace (lower-cased): hard bounces, complaints and manual entries.
 import type { Queryable, Reader } from './db.js';
+import { inTextPairs } from './rows.js';
 
 export type SuppressionReason = 'hard_bounce' | 'complaint' | 'manual';
 
@@ -36,4 +37,11 @@ export async function suppress(tx: Queryable, workspaceId: string, addressLc: st
 export async function unsuppress(tx: Queryable, workspaceId: string, addressLc: string): Promise<boolean> {
   const { changes } = await tx.run('DELETE FROM suppressions WHERE workspace_id = ? AND address_lc = ?', [workspaceId, addressLc]);
   return changes > 0;
+}
+
+/** The suppressions among these (workspace id, lower-cased address) pairs. */
+export function suppressionsOf(q: Reader, pairs: ReadonlyArray<readonly [string, string]>): Promise<Array<{ workspace_id: string; address_lc: string; reason: SuppressionReason }>> {
+  if (pairs.length === 0) return Promise.resolve([]);
+  const where = inTextPairs(q, ['workspace_id', 'address_lc'], pairs);
+  return q.all(`SELECT workspace_id, address_lc, reason FROM suppressions WHERE ${where.sql}`, where.params);
 }
