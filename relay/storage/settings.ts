@@ -1,21 +1,33 @@
-// Small named values that must survive a restart (the test clock's offset).
-import type { Queryable, Reader } from './db.js';
+// Small named values: the test clock's offset, and on PostgreSQL the relay secrets every relay on
+// the database shares (admin token, secret key).
+import type { Db, Queryable } from './db.js';
 
-const CLOCK_OFFSET = 'clock_offset_ms';
+/** The test clock's offset in milliseconds (CONTRACT section 6: it survives a restart). */
+export const CLOCK_OFFSET_SETTING = 'clock_offset_ms';
 
-async function getSetting(q: Reader, name: string): Promise<string | undefined> {
-  return (await q.get<{ value: string }>('SELECT value FROM settings WHERE name = ?', [name]))?.value;
+export function readSetting(db: Pick<Queryable, 'get'>, name: string): Promise<string | undefined> {
+  return db.get<{ value: string }>('SELECT value FROM settings WHERE name = ?', [name]).then((row) => row?.value);
 }
 
-async function putSetting(tx: Queryable, name: string, value: string): Promise<void> {
-  await tx.run('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [name, value]);
+/**
+ * The setting's value, storing `make()` first when it has none. `created` says whether this call
+ * stored it: of relays starting together on one database exactly one creates it.
+ */
+export async function readOrCreateSetting(db: Db, name: string, make: () => string): Promise<{ value: string; created: boolean }> {
+  const existing = await readSetting(db, name);
+  if (existing !== undefined) return { value: existing, created: false };
+  const candidate = make();
+  return db.write(async (tx) => {
+    const inserted = await tx.run('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [name, candidate]);
+    if (inserted.changes > 0) return { value: candidate, created: true };
+    return { value: (await readSetting(tx, name))!, created: false };
+  });
 }
 
-/** The test clock's offset from real time in milliseconds (0 until it is advanced). */
-export async function readClockOffsetMs(q: Reader): Promise<number> {
-  return Number((await getSetting(q, CLOCK_OFFSET)) ?? 0);
-}
-
-export function storeClockOffsetMs(tx: Queryable, offsetMs: number): Promise<void> {
-  return putSetting(tx, CLOCK_OFFSET, String(offsetMs));
+/** Adds delta to an integer setting (0 when absent) and returns the new value, atomically. */
+export async function addToSetting(tx: Queryable, name: string, delta: number): Promise<number> {
+  await tx.lock(`setting:${name}`);
+  const next = Number((await readSetting(tx, name)) ?? 0) + delta;
+  await tx.run('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [name, String(next)]);
+  return next;
 }
