@@ -137,3 +137,18 @@ export function insertRecipients(tx: Queryable, rows: readonly unknown[][]): Pro
     rows,
   );
 }
+
+/** Erases the bodies of emails terminal at or before `cutoff`; answers how many. */
+export async function eraseBodiesTerminalBefore(tx: Queryable, cutoff: string, now: string): Promise<number> {
+  const { changes } = await tx.run(
+    `UPDATE emails SET text_body = NULL, html_body = NULL, body_erased_at = ?
+     WHERE body_erased_at IS NULL AND terminal_at IS NOT NULL AND terminal_at <= ?`,
+    [now, cutoff],
+  );
+  return changes;
+}
+
+/** Forgets complaints still waiting for their delivery since before `cutoff`. */
+export async function deletePendingComplaintsBefore(tx: Queryable, cutoff: string): Promise<void> {
+  await tx.run('DELETE FROM pending_complaints WHERE created_at <= ?', [cutoff]);
+}

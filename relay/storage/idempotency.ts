@@ -27,3 +27,8 @@ export function insertIdempotencyRows(tx: Queryable, rows: readonly unknown[][])
 
 /** The lock a unit of work holds while it checks and records this key (see Queryable.lock). */
 export const idempotencyLock = (projectId: string, key: string) => `idempotency:${projectId}:${key}`;
+
+/** Forgets the keys expired at `now`; answers how many. */
+export async function deleteExpiredIdempotencyKeys(tx: Queryable, now: string): Promise<number> {
+  return (await tx.run('DELETE FROM idempotency_keys WHERE expires_at <= ?', [now])).changes;
+}

@@ -11,3 +11,8 @@ export async function countSinkAttempt(tx: Queryable, deliveryKey: string, addre
   );
   return Number(row!.attempts);
 }
+
+/** Forgets attempts last counted at or before `cutoff`. */
+export async function deleteSinkAttemptsBefore(tx: Queryable, cutoff: string): Promise<void> {
+  await tx.run('DELETE FROM sink_attempts WHERE updated_at <= ?', [cutoff]);
+}
