@@ -15,12 +15,6 @@ export interface DomainRow {
   last_checked_at: string | null;
 }
 
-export interface DomainKeyRow {
-  name: string;
-  dkim_selector: string;
-  dkim_private_key: string | null;
-}
-
 const COLUMNS = 'id, project_id, name, status, dkim_selector, dkim_public_key, records_json, created_at, verified_at, last_checked_at';
 
 /** `sealedPrivateKey` is the DKIM private key encrypted with the relay's secret key. */
@@ -81,14 +75,5 @@ export async function pendingDomainsCheckedBefore(q: Reader, cutoff: string, lim
 export function pendingDomainsSummary(q: Reader): Promise<{ pending: number; oldest: string | null } | undefined> {
   return q.get<{ pending: number; oldest: string | null }>(
     "SELECT COUNT(*) AS pending, MIN(COALESCE(last_checked_at, '')) AS oldest FROM domains WHERE status = 'pending'",
-  );
-}
-
-/** The signing key of a verified domain of the email's project. */
-export function verifiedDomainKeyForEmail(q: Reader, emailId: string, domainName: string): Promise<DomainKeyRow | undefined> {
-  return q.get<DomainKeyRow>(
-    `SELECT d.name, d.dkim_selector, d.dkim_private_key FROM domains d JOIN emails e ON e.project_id = d.project_id
-      WHERE e.id = ? AND d.name = ? AND d.status = 'verified'`,
-    [emailId, domainName],
   );
 }
