@@ -62,9 +62,9 @@ export interface JobChange {
 export function releaseJobs(tx: Queryable, changes: readonly JobChange[], now: string): Promise<void> {
   return runWithRows(
     tx,
-    `UPDATE jobs SET state = value->>1, run_at = COALESCE(value->>2, run_at), attempts = COALESCE(value->>3, attempts),
+    `UPDATE jobs SET state = value->>1, run_at = COALESCE(value->>2, run_at), attempts = COALESCE(CAST(value->>3 AS INTEGER), attempts),
        last_error = COALESCE(value->>4, last_error), locked_at = NULL, updated_at = value->>5
-     FROM json_each(?) WHERE jobs.id = value->>0`,
+     FROM json_each(?) WHERE jobs.id = CAST(value->>0 AS INTEGER)`,
     changes.map((c) => [c.id, c.state, c.runAt ?? null, c.attempts ?? null, c.lastError ?? null, now]),
   );
 }

@@ -8,9 +8,10 @@ const MAX_ROWS_JSON = 8 * 1024 * 1024;
 const MAX_PG_PARAMS = 65_535;
 
 /**
- * SQLite: runs sql, whose one parameter is a JSON array of rows (read with json_each), over all
- * the rows: one prepared statement whatever their number, in as few executions as the size cap
- * allows.
+ * Runs sql, whose one parameter is a JSON array of rows (read with json_each, which the
+ * PostgreSQL backend reads with json_array_elements), over all the rows: one prepared statement
+ * whatever their number, in as few executions as the size cap allows. On PostgreSQL each field is
+ * text: numbers need a CAST (which SQLite accepts too).
  */
 export async function runWithRows(tx: Queryable, sql: string, rows: readonly unknown[][]): Promise<void> {
   let chunk: string[] = [];
@@ -78,4 +79,13 @@ export function inTextPairs(q: Pick<Queryable, 'dialect'>, columns: readonly [st
   return q.dialect === 'postgres'
     ? { sql: `(${a}, ${b}) IN (SELECT * FROM unnest(?::text[], ?::text[]))`, params: [pairs.map((p) => p[0]), pairs.map((p) => p[1])] }
     : { sql: `(${a}, ${b}) IN (SELECT value->>0, value->>1 FROM json_each(?))`, params: [JSON.stringify(pairs)] };
+}
+
+/**
+ * Waits for statements issued together and throws the first failure, only once every one has
+ * settled: a caller's ROLLBACK TO must not overtake a statement still running.
+ */
+export async function allStatements(statements: ReadonlyArray<Promise<unknown>>): Promise<void> {
+  const failed = (await Promise.allSettled(statements)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
