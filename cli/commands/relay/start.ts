@@ -69,6 +69,7 @@ export function register(cmd: Command): void {
       const result = {
         status: 'ready',
         http_url: relay.httpUrl,
+        dashboard_url: relay.dashboardUrl,
         smtp_url: smtpUrl,
         host: http.hostname,
         port: Number(http.port),
@@ -87,6 +88,7 @@ export function register(cmd: Command): void {
         [
           paint('green', 'Raven relay ready'),
           `  HTTP   ${relay.httpUrl}`,
+          `  Dashboard (one-time sign-in link) ${relay.dashboardUrl}`,
           `  SMTP   ${smtpUrl}`,
           `  Data   ${relay.dataDir}`,
           ...(relay.adminTokenGenerated ? [`  Admin token: ${relay.adminToken}`] : []),
