@@ -1,5 +1,5 @@
 // Raven benchmarks: prints figures, never asserts. `npm run bench`; the knobs are BENCH_* variables
-// (BENCHMARKS.md), BENCH_ONLY=admission,e2e,cli,reads picks sections.
+// (BENCHMARKS.md), BENCH_ONLY=admission,e2e,cli,reads,sdk picks sections.
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
+import { sdkInstall } from './sdk-install.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -18,7 +19,7 @@ const CLI_RUNS = Number(process.env.BENCH_CLI_RUNS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const READS_EMAILS = Number(process.env.BENCH_READS_EMAILS ?? 100_000);
 const READS_SAMPLES = Number(process.env.BENCH_READS_SAMPLES ?? 300);
-const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,cli,reads').split(',').map((x) => x.trim()));
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,cli,reads,sdk').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -370,4 +371,5 @@ if (SECTIONS.has('cli')) {
 }
 
 if (SECTIONS.has('reads')) await reads();
+if (SECTIONS.has('sdk')) await sdkInstall();
 console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
