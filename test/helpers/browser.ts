@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { ADMIN_TOKEN, type TestRelay } from './start-relay.js';
+import { after, before } from 'node:test';
+import { ADMIN_TOKEN, startTestRelay, type TestRelay, type TestRelayOptions } from './start-relay.js';
 
 export const CHROMIUM = process.env.RAVEN_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
@@ -57,4 +58,17 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(ARTIFACTS, { recursive: true });
   const scheme = await page.evaluate(() => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${scheme}.png`), fullPage: false });
+}
+
+/** A relay and a browser for the tests of one describe(), started before and stopped after them. */
+export function relayAndBrowser(options?: TestRelayOptions): { t: TestRelay; b: TestBrowser } {
+  const env = {} as { t: TestRelay; b: TestBrowser };
+  before(async () => {
+    [env.t, env.b] = await Promise.all([startTestRelay(options), launchBrowser()]);
+  });
+  after(async () => {
+    await env.b?.close();
+    await env.t?.stop();
+  });
+  return env;
 }

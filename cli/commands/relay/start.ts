@@ -88,9 +88,9 @@ export function register(cmd: Command): void {
         [
           paint('green', 'Raven relay ready'),
           `  HTTP   ${relay.httpUrl}`,
-          `  Dashboard (one-time sign-in link) ${relay.dashboardUrl}`,
           `  SMTP   ${smtpUrl}`,
           `  Data   ${relay.dataDir}`,
+          `  Web    ${relay.dashboardUrl}  (dashboard; a one-time sign-in link)`,
           ...(relay.adminTokenGenerated ? [`  Admin token: ${relay.adminToken}`] : []),
           ...(b
             ? [

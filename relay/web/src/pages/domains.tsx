@@ -61,10 +61,8 @@ export function DomainsPage({ tenancy }: { tenancy: Tenancy }) {
                     <code>{r.name}</code> <CopyButton value={r.name} label="Copy" />
                   </td>
                   <td class="value">
-                    <code>
-                      {r.priority !== undefined ? `${r.priority} ` : ''}
-                      {r.value}
-                    </code>{' '}
+                    {r.priority !== undefined ? <span class="muted">priority {r.priority} </span> : null}
+                    <code>{r.value}</code>{' '}
                     <CopyButton value={r.value} label="Copy value" />
                   </td>
                   <td>
