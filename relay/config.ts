@@ -47,8 +47,18 @@ export interface DeliveryConfig {
   /** The provider's account-level limits: recipient-weighted rate and daily allowance (0 = none). */
   recipientsPerSecond: number;
   dailyRecipients: number;
-  /** Concurrent dispatches. */
-  concurrency: number;
+  /** Concurrent dispatches; unset: sized to the provider (deliveryConcurrency). */
+  concurrency?: number;
+}
+
+// The sink is our own listener on loopback: many sessions cost little and hide the commit latency
+// of each capture (under limits.smtpMaxClients). An upstream gets what a mail provider usually allows.
+const SINK_CONCURRENCY = 64;
+const UPSTREAM_CONCURRENCY = 8;
+
+/** Concurrent dispatches: the configured number, else the provider's default. */
+export function deliveryConcurrency(delivery: DeliveryConfig): number {
+  return Math.max(1, delivery.concurrency ?? (delivery.provider === 'sink' ? SINK_CONCURRENCY : UPSTREAM_CONCURRENCY));
 }
 
 export interface DnsConfig {
@@ -146,7 +156,6 @@ export function defaultConfig(): RelayConfig {
       provider: 'sink',
       recipientsPerSecond: 0,
       dailyRecipients: 0,
-      concurrency: 8,
     },
     dns: {
       servers: [],
