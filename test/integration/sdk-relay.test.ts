@@ -174,8 +174,13 @@ describe('webhooks', () => {
       assert.ok(event, 'no email.delivered webhook arrived');
       assert.equal(event.type, 'email.delivered');
       assert.equal(event.data.test_mode, true);
-      const deliveries = await admin.webhooks.deliveries(endpoint.id);
-      assert.ok(deliveries.deliveries.some((d) => d.event_id === event!.id));
+      // The attempt row is written after the endpoint answered: wait for it rather than race it.
+      let listed = false;
+      while (!listed && Date.now() < deadline) {
+        listed = (await admin.webhooks.deliveries(endpoint.id)).deliveries.some((d) => d.event_id === event!.id);
+        if (!listed) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.ok(listed, 'the delivery is listed');
     } finally {
       await admin.webhooks.delete(endpoint.id);
     }
