@@ -91,6 +91,7 @@ describe('ravenctl relay start', () => {
       });
     });
     assert.match(stdout, /^Raven relay ready\n {2}HTTP +http:\/\/127\.0\.0\.1:\d+\n {2}SMTP +smtp:\/\/127\.0\.0\.1:\d+\n {2}Data +\S+\n/);
+    assert.match(stdout, /\n {2}Dashboard +http:\/\/127\.0\.0\.1:\d+\/#signin=[\w-]+ {2}\(a one-time sign-in link/, 'the one-time dashboard link');
     assert.match(stdout, /\n {2}Admin token +set by --admin-token, RAVEN_ADMIN_TOKEN or --config\n/);
     assert.doesNotMatch(stdout, /given-token/, 'a token given by flag is not printed');
     child.kill('SIGTERM');
@@ -123,6 +124,7 @@ describe('ravenctl relay start', () => {
       .replaceAll(` --base-url ${http}`, '')
       .replaceAll(http, 'http://127.0.0.1:7700')
       .replaceAll(smtp, 'smtp://127.0.0.1:7725')
+      .replace(/#signin=[\w-]+/, '#signin=...')
       .replace(/\b(rat|rr_test|ws|prj|key)_[\w-]+/g, '$1_...');
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const block = /<!-- banner:[^\n]*-->\n *```text\n([\s\S]*?\n) *```/.exec(readme)![1]!;

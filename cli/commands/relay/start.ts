@@ -103,7 +103,7 @@ export function register(cmd: Command): void {
               ['  HTTP', relay.httpUrl],
               ['  SMTP', smtpUrl],
               ['  Data', relay.dataDir],
-              ['  Dashboard', `${relay.dashboardUrl} (sign in with the admin token)`],
+              ['  Dashboard', `${relay.dashboardUrl}  (a one-time sign-in link, 15 minutes)`],
               ['  Admin token', token],
               ['  New API key', newKey],
             ],
