@@ -195,7 +195,12 @@ describe('dashboard operations', () => {
   it('keeps a screenshot of every page in light and dark', async () => {
     const sent = await env.t.send({ subject: 'Screenshot', html: '<h1>Hello</h1><p>An HTML body.</p>', tags: { kind: 'welcome' } });
     await env.t.waitForFinal(sent.body.id);
-    const message = (await env.t.admin('GET', '/admin/v1/inbox?q=subject:screenshot')).body.messages[0].id;
+    // The inbox indexes a capture after it commits, off the sink's path: wait until search finds it
+    // (delivered is not yet indexed on a loaded machine).
+    let message: string | undefined;
+    while (!(message = (await env.t.admin('GET', '/admin/v1/inbox?q=subject:screenshot')).body.messages[0]?.id)) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     for (const scheme of ['light', 'dark'] as const) {
       const { context, page } = await newPage(env.b, scheme);
       await signIn(page, env.t);
