@@ -20,6 +20,7 @@ import type { RelayServices } from './services.js';
 import { startSmtpSink } from './smtp/sink-server.js';
 import { loadListenerTls } from './smtp/tls.js';
 import { openDatabase } from './storage/db.js';
+import { CLOCK_OFFSET_SETTING, readSetting } from './storage/settings.js';
 import { startWebhookDispatcher } from './webhooks/dispatcher.js';
 import { attachListenHub } from './webhooks/listen-hub.js';
 
@@ -78,7 +79,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
 
   try {
     const offset = config.testClock
-      ? Number((await db.get<{ value: string }>("SELECT value FROM settings WHERE name = 'clock_offset_ms'"))?.value ?? 0)
+      ? Number((await readSetting(db, CLOCK_OFFSET_SETTING)) ?? 0)
       : 0;
     const bus = new EventEmitter();
     bus.setMaxListeners(0);

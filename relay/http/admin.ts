@@ -3,6 +3,7 @@ import { createDnsChecker } from '../domain/dns-check.js';
 import * as tenancy from '../domain/tenancy.js';
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
+import { addToSetting, CLOCK_OFFSET_SETTING } from '../storage/settings.js';
 import type { RequestContext } from './context.js';
 import { adminRoute } from './route-helpers.js';
 import type { Route } from './router.js';
@@ -68,11 +69,7 @@ export function adminRoutes(s: RelayServices): Route[] {
       if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0) {
         throw validationError([{ field: 'seconds', message: 'must be a non-negative integer' }]);
       }
-      await s.db.write((tx) =>
-        tx.run("INSERT INTO settings (name, value) VALUES ('clock_offset_ms', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value", [
-          String(s.clock.offset + seconds * 1000),
-        ]),
-      );
+      await s.db.write((tx) => addToSetting(tx, CLOCK_OFFSET_SETTING, seconds * 1000));
       s.clock.advance(seconds);
       return ok(clockView(s));
     }),

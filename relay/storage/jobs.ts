@@ -1,6 +1,22 @@
-// The delivery queue's rows (jobs): the atomic claim, the outcome of each dispatch, recovery.
+// The delivery queue's rows (jobs, ready -> running -> done | dead): new jobs, the atomic claim,
+// the outcome of each dispatch, recovery.
 import type { Db, Queryable } from './db.js';
-import { runWithRows } from './rows.js';
+import { insertRows, runWithRows } from './rows.js';
+
+export interface NewJob {
+  emailId: string;
+  /** Due then; also its creation time. */
+  runAt: string;
+}
+
+export function insertReadyJobs(tx: Queryable, jobs: readonly NewJob[]): Promise<void> {
+  return insertRows(
+    tx,
+    'jobs',
+    ['email_id', 'state', 'run_at', 'attempts', 'created_at', 'updated_at'],
+    jobs.map((j) => [j.emailId, 'ready', j.runAt, 0, j.runAt, j.runAt]),
+  );
+}
 
 export interface ClaimedJob {
   id: number;
@@ -46,9 +62,9 @@ export interface JobChange {
 export function releaseJobs(tx: Queryable, changes: readonly JobChange[], now: string): Promise<void> {
   return runWithRows(
     tx,
-    `UPDATE jobs SET state = value->>1, run_at = COALESCE(value->>2, run_at), attempts = COALESCE(value->>3, attempts),
+    `UPDATE jobs SET state = value->>1, run_at = COALESCE(value->>2, run_at), attempts = COALESCE(CAST(value->>3 AS INTEGER), attempts),
        last_error = COALESCE(value->>4, last_error), locked_at = NULL, updated_at = value->>5
-     FROM json_each(?) WHERE jobs.id = value->>0`,
+     FROM json_each(?) WHERE jobs.id = CAST(value->>0 AS INTEGER)`,
     changes.map((c) => [c.id, c.state, c.runAt ?? null, c.attempts ?? null, c.lastError ?? null, now]),
   );
 }
@@ -59,5 +75,5 @@ export async function recipientsHandedOverSince(db: Pick<Db, 'get'>, since: stri
     "SELECT COUNT(*) AS n FROM recipients WHERE updated_at >= ? AND status NOT IN ('queued', 'suppressed')",
     [since],
   );
-  return row?.n ?? 0;
+  return Number(row?.n ?? 0);
 }
