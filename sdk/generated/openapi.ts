@@ -1520,7 +1520,7 @@ export interface components {
         };
         DailyUsage: {
             days: {
-                /** Format: date */
+                /** @description The UTC day, YYYY-MM-DD. */
                 date: string;
                 emails: number;
             }[];
@@ -1616,6 +1616,27 @@ export interface components {
                  *       "error": {
                  *         "code": "production_not_enabled",
                  *         "message": "This workspace is not activated for production sending."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `forbidden`: with a dashboard session cookie instead of the admin token, a change (any method
+         *     but GET) without the session's `X-Raven-CSRF` header or from another origin.
+         */
+        DashboardForbidden: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "forbidden",
+                 *         "message": "Cross-site request refused: the x-raven-csrf header is missing or wrong."
                  *       }
                  *     }
                  */
@@ -2111,6 +2132,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2142,6 +2164,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2209,6 +2232,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2277,6 +2301,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2314,6 +2339,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2382,6 +2408,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2412,6 +2439,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2479,6 +2507,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2511,6 +2540,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2578,6 +2608,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2608,6 +2639,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2723,6 +2755,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3232,6 +3265,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
