@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import sqlite3 from 'sqlite3';
 import { EMAIL_COLUMNS } from '../relay/domain/admission.js';
 import type { Bootstrap } from '../relay/domain/tenancy.js';
-import { insertRows, type Db } from '../relay/storage/db.js';
+import type { Db } from '../relay/storage/db.js';
+import { insertRows } from '../relay/storage/rows.js';
 
 const kind = process.argv[2];
 const dataDir = process.argv[3];

@@ -3,7 +3,8 @@
 // the caller announces the events on the bus (announceEvents) for the dispatcher and listen hub.
 import type { EventEmitter } from 'node:events';
 import { newId } from '../ids.js';
-import { insertRows, type Queryable } from '../storage/db.js';
+import type { Queryable } from '../storage/db.js';
+import { insertRows } from '../storage/rows.js';
 
 export const EVENT_TYPES = [
   'email.queued',

@@ -21,10 +21,26 @@ export interface RunResult {
   lastID: number;
 }
 
+/** The SQL a backend speaks, for the few statements that must differ between them. */
+export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * A connection or a unit of work. Repositories (relay/storage/*.ts) are the only callers: they
+ * write SQL both backends accept where they can (`?` placeholders, ON CONFLICT, RETURNING, times
+ * and ids from the relay) and branch on `dialect` where they cannot.
+ */
 export interface Queryable {
+  readonly dialect: Dialect;
   run(sql: string, params?: Params): Promise<RunResult>;
   get<T>(sql: string, params?: Params): Promise<T | undefined>;
   all<T>(sql: string, params?: Params): Promise<T[]>;
+  /**
+   * Serialises this unit of work with every other one that takes the same lock, across relays,
+   * until it ends (PostgreSQL: a transaction-scoped advisory lock). Idempotency keys and quota
+   * and rate counters take one before their check-then-write. SQLite has a single writer that
+   * already serialises every unit of work, so there it does nothing.
+   */
+  lock(name: string): Promise<void>;
 }
 
 /**
@@ -35,7 +51,7 @@ export interface WriteBatch<I, R> {
   run(tx: Queryable, items: I[]): Promise<Array<PromiseSettledResult<R>>>;
 }
 
-export interface Db extends Pick<Queryable, 'get' | 'all'> {
+export interface Db extends Pick<Queryable, 'dialect' | 'get' | 'all'> {
   /** Runs fn in the next group-committed transaction; resolves after COMMIT. */
   write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Adds item to the batch's run in the next group-committed transaction; resolves after COMMIT. */
@@ -63,37 +79,6 @@ export function isStorageFault(error: unknown): boolean {
   return typeof code === 'string' && /^SQLITE_(BUSY|FULL|IOERR)/.test(code);
 }
 
-// A statement's rows stay under this much JSON: a batch of large emails (up to 10 MiB each) must
-// not build one string past V8's limit, nor hold it twice (the driver copies it) all at once.
-const MAX_ROWS_JSON = 8 * 1024 * 1024;
-
-/**
- * Runs sql, whose one parameter is a JSON array of rows (read with json_each), over all the rows:
- * one prepared statement whatever their number, in as few executions as the size cap allows.
- */
-export async function runWithRows(tx: Queryable, sql: string, rows: readonly unknown[][]): Promise<void> {
-  let chunk: string[] = [];
-  let size = 0;
-  for (const row of rows) {
-    const json = JSON.stringify(row);
-    if (chunk.length > 0 && size + json.length > MAX_ROWS_JSON) {
-      await tx.run(sql, [`[${chunk.join(',')}]`]);
-      chunk = [];
-      size = 0;
-    }
-    chunk.push(json);
-    size += json.length + 1;
-  }
-  if (chunk.length > 0) await tx.run(sql, [`[${chunk.join(',')}]`]);
-}
-
-/** INSERT of many rows through runWithRows. `onConflict` is an optional upsert clause. */
-export function insertRows(tx: Queryable, table: string, columns: readonly string[], rows: readonly unknown[][], onConflict = ''): Promise<void> {
-  const values = columns.map((_, i) => `value->>${i}`).join(', ');
-  // WHERE true: without it SQLite would read ON CONFLICT as part of the SELECT's join.
-  return runWithRows(tx, `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values} FROM json_each(?) WHERE true ${onConflict}`, rows);
-}
-
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 // Most groups are small; the cap bounds how long one transaction holds the write lock.
 const MAX_GROUP = 512;
@@ -106,8 +91,12 @@ function open(file: string): Promise<sqlite3.Database> {
 
 /** A connection wrapped in promises, with a cache of prepared statements. */
 class Connection implements Queryable {
+  readonly dialect = 'sqlite';
   private readonly statements = new Map<string, sqlite3.Statement>();
   constructor(readonly raw: sqlite3.Database) {}
+
+  // The one writer connection runs one unit of work at a time: it is already serialised.
+  async lock(): Promise<void> {}
 
   private statement(sql: string): sqlite3.Statement {
     let stmt = this.statements.get(sql);
@@ -340,6 +329,7 @@ export async function openDatabase(file: string): Promise<Db> {
 
   return {
     file,
+    dialect: 'sqlite',
     get: (sql, params) => readerConn.get(sql, params),
     all: (sql, params) => readerConn.all(sql, params),
     write: (fn) => writer.write(fn),

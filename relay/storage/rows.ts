@@ -1,0 +1,50 @@
+// Many rows in few statements, in each backend's own way.
+import type { Queryable } from './db.js';
+
+// A statement's rows stay under this much JSON: a batch of large emails (up to 10 MiB each) must
+// not build one string past V8's limit, nor hold it twice (the driver copies it) all at once.
+const MAX_ROWS_JSON = 8 * 1024 * 1024;
+// PostgreSQL's wire protocol numbers parameters with 16 bits.
+const MAX_PG_PARAMS = 65_535;
+
+/**
+ * SQLite: runs sql, whose one parameter is a JSON array of rows (read with json_each), over all
+ * the rows: one prepared statement whatever their number, in as few executions as the size cap
+ * allows.
+ */
+export async function runWithRows(tx: Queryable, sql: string, rows: readonly unknown[][]): Promise<void> {
+  let chunk: string[] = [];
+  let size = 0;
+  for (const row of rows) {
+    const json = JSON.stringify(row);
+    if (chunk.length > 0 && size + json.length > MAX_ROWS_JSON) {
+      await tx.run(sql, [`[${chunk.join(',')}]`]);
+      chunk = [];
+      size = 0;
+    }
+    chunk.push(json);
+    size += json.length + 1;
+  }
+  if (chunk.length > 0) await tx.run(sql, [`[${chunk.join(',')}]`]);
+}
+
+/**
+ * INSERT of many rows: SQLite reads them from one JSON parameter, PostgreSQL takes a multi-row
+ * VALUES (its parameters are typed by the columns, which JSON text would not be). `onConflict` is
+ * an optional `ON CONFLICT ...` clause both accept.
+ */
+export async function insertRows(tx: Queryable, table: string, columns: readonly string[], rows: readonly unknown[][], onConflict = ''): Promise<void> {
+  if (rows.length === 0) return;
+  if (tx.dialect === 'postgres') {
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    const perStatement = Math.max(1, Math.floor(MAX_PG_PARAMS / columns.length));
+    for (let i = 0; i < rows.length; i += perStatement) {
+      const chunk = rows.slice(i, i + perStatement);
+      await tx.run(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')} ${onConflict}`, chunk.flat());
+    }
+    return;
+  }
+  const values = columns.map((_, i) => `value->>${i}`).join(', ');
+  // WHERE true: without it SQLite would read ON CONFLICT as part of the SELECT's join.
+  await runWithRows(tx, `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values} FROM json_each(?) WHERE true ${onConflict}`, rows);
+}
