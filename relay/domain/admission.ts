@@ -15,6 +15,7 @@ import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
 import { insertRows, runWithRows } from '../storage/rows.js';
+import { readRateHits, writeRateHits, type RateWindowQuery } from '../storage/postgres/rate-hits.js';
 import type { KeyPrincipal } from './auth.js';
 import { allRecipients, parseSendRequest, type SendRequest } from './send-request.js';
 import { announceEvents, recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
@@ -155,16 +156,42 @@ class BatchRows {
         'usage_counters',
         ['scope', 'month', 'used'],
         [...this.charges].map(([scope, used]) => [scope, month, used]),
-        'ON CONFLICT (scope, month) DO UPDATE SET used = used + excluded.used',
+        'ON CONFLICT (scope, month) DO UPDATE SET used = usage_counters.used + excluded.used',
       ),
     ]);
     return events;
   }
 }
 
+/**
+ * Several relays on one PostgreSQL database admit at once: before reading, the batch locks every
+ * idempotency key, quota counter and rate window it may touch (in one order, so two batches never
+ * wait on each other in a circle), and adopts the rate windows' hits from the database. SQLite's
+ * single writer already runs one batch at a time.
+ */
+async function lockSharedState(services: RelayServices, tx: Queryable, items: Admission[], nowMs: number): Promise<number> {
+  services.rateLimiter.drainRecorded(); // hits of a batch that rolled back were never stored
+  const windows = new Map<string, RateWindowQuery>();
+  const names = new Set<string>();
+  for (const { key, idempotencyKey } of items) {
+    if (idempotencyKey !== undefined) names.add(`idempotency:${idempotencyScope(key.projectId, idempotencyKey)}`);
+    names.add(`usage:ws:${key.workspaceId}`).add(`usage:key:${key.keyId}`);
+    for (const w of services.rateLimiter.windows(key)) {
+      if (w.limit <= 0) continue;
+      windows.set(w.scope, { scope: w.scope, windowMs: w.windowMs, limit: w.limit });
+      names.add(`rate:${w.scope}`);
+    }
+  }
+  for (const name of [...names].sort()) await tx.lock(name);
+  for (const [scope, hits] of await readRateHits(tx, [...windows.values()], nowMs)) services.rateLimiter.adopt(scope, hits);
+  return Math.max(0, ...[...windows.values()].map((w) => w.windowMs));
+}
+
 async function admitBatch(services: RelayServices, tx: Queryable, items: Admission[]): Promise<Array<PromiseSettledResult<Admitted>>> {
   const nowMs = services.clock.nowMs();
   const month = utcMonth(nowMs);
+  const shared = tx.dialect === 'postgres';
+  const longestWindowMs = shared ? await lockSharedState(services, tx, items, nowMs) : 0;
   const state = await readState(tx, items, month);
   const rows = new BatchRows();
   const decided = items.map((item): PromiseSettledResult<{ result: AdmissionResult; event?: number }> => {
@@ -177,6 +204,7 @@ async function admitBatch(services: RelayServices, tx: Queryable, items: Admissi
     }
   });
   const stored = await rows.write(tx, month);
+  if (shared) await writeRateHits(tx, services.rateLimiter.drainRecorded(), nowMs - longestWindowMs);
   return decided.map((d) =>
     d.status === 'rejected'
       ? d
@@ -283,7 +311,7 @@ function insertRecipients(tx: Queryable, rows: unknown[][]) {
   return runWithRows(
     tx,
     `INSERT INTO recipients (email_id, email_seq, position, address, address_lc, type, status, updated_at)
-     SELECT value->>0, (SELECT seq FROM emails WHERE id = value->>0), value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
+     SELECT value->>0, (SELECT seq FROM emails WHERE id = value->>0), CAST(value->>1 AS INTEGER), value->>2, value->>3, value->>4, value->>5, value->>6
        FROM json_each(?)`,
     rows,
   );

@@ -114,7 +114,7 @@ export async function listEmails(db: Db, key: KeyPrincipal, query: ListQuery) {
   }
   const rows = await db.all<EmailRow>(
     `SELECT ${SUMMARY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')} FROM ${from} WHERE ${where.join(' AND ')}
-      ${query.recipient ? `GROUP BY ${order}` : ''} ORDER BY ${order} DESC LIMIT ?`,
+      ${query.recipient ? `GROUP BY ${order}, e.seq` : ''} ORDER BY ${order} DESC LIMIT ?`,
     [...params, query.limit + 1],
   );
   const page = rows.slice(0, query.limit);

@@ -6,6 +6,7 @@ import type { RelayServices } from '../services.js';
 import type { RequestContext } from './context.js';
 import { adminRoute } from './route-helpers.js';
 import type { Route } from './router.js';
+import { addToSetting, CLOCK_OFFSET_SETTING } from '../storage/settings.js';
 
 const ADMIN_BODY_LIMIT = 64 * 1024;
 
@@ -68,12 +69,9 @@ export function adminRoutes(s: RelayServices): Route[] {
       if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0) {
         throw validationError([{ field: 'seconds', message: 'must be a non-negative integer' }]);
       }
-      await s.db.write((tx) =>
-        tx.run("INSERT INTO settings (name, value) VALUES ('clock_offset_ms', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value", [
-          String(s.clock.offset + seconds * 1000),
-        ]),
-      );
-      s.clock.advance(seconds);
+      // Added in the database, not to this relay's offset: relays sharing it advance one clock.
+      const offsetMs = await s.db.write((tx) => addToSetting(tx, CLOCK_OFFSET_SETTING, seconds * 1000));
+      s.clock.setOffset(offsetMs);
       return ok(clockView(s));
     }),
   ];

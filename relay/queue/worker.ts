@@ -16,6 +16,7 @@ import { countDeliveryResult } from '../metrics.js';
 import type { RelayServices } from '../services.js';
 import { retryDelaySeconds } from './backoff.js';
 import { ProviderLimits } from './provider-limits.js';
+import { claimJobsWithLease, expiredJobLeases, renewJobLeases } from '../storage/postgres/queue.js';
 
 // Real time: how often due jobs are looked for when nothing wakes the worker.
 const POLL_INTERVAL_MS = 1_000;
@@ -41,6 +42,7 @@ interface ClaimedJob {
 export async function claimDueJobs(services: RelayServices, limit: number): Promise<ClaimedJob[]> {
   const now = services.clock.iso();
   return services.db.write(async (tx) => {
+    if (tx.dialect === 'postgres') return claimJobsWithLease(tx, now, limit, leaseUntil(services));
     const jobs = await tx.all<ClaimedJob>(
       "SELECT id, email_id, attempts FROM jobs WHERE state = 'ready' AND run_at <= ? ORDER BY run_at, id LIMIT ?",
       [now, limit],
@@ -52,13 +54,26 @@ export async function claimDueJobs(services: RelayServices, limit: number): Prom
   });
 }
 
-/** Start-up: jobs left running by a previous process had begun dispatch; never resend them. */
+/** When a claim made now lapses unless renewed (real time: it is about a process being alive). */
+function leaseUntil(services: RelayServices): string {
+  return new Date(Date.now() + services.config.delivery.leaseSeconds * 1000).toISOString();
+}
+
+/**
+ * Jobs left running by a process that stopped mid-dispatch had begun it: never resend them. On
+ * SQLite that is every running job at start-up (one relay per file); on PostgreSQL, where other
+ * relays are dispatching too, the running jobs whose lease ran out, looked for at start-up and
+ * then periodically.
+ */
 export async function recoverInterruptedJobs(services: RelayServices): Promise<number> {
   const now = services.clock.iso();
   const events: StoredEvent[] = [];
   const count = await services.db.write(async (tx) => {
     events.length = 0;
-    const jobs = await tx.all<{ id: number; email_id: string }>("SELECT id, email_id FROM jobs WHERE state = 'running'");
+    const jobs =
+      tx.dialect === 'postgres'
+        ? await expiredJobLeases(tx, new Date().toISOString())
+        : await tx.all<{ id: number; email_id: string }>("SELECT id, email_id FROM jobs WHERE state = 'running'");
     for (const job of jobs) {
       const outcome = await settlePendingRecipients(tx, job.email_id, 'delivery_unknown', now, { reason: 'dispatch_interrupted' });
       events.push(...outcome.events);
@@ -229,6 +244,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
   const { db, clock, log, bus } = services;
   const concurrency = Math.max(1, services.config.delivery.concurrency);
   const inflight = new Set<Promise<void>>();
+  const dispatching = new Set<number>(); // job ids, for lease renewal
   let stopped = false;
   let ticking = false;
   let again = false;
@@ -258,9 +274,11 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
             )
             .finally(() => {
               inflight.delete(run);
+              dispatching.delete(job.id);
               kick();
             });
           inflight.add(run);
+          dispatching.add(job.id);
         }
         if (jobs.length === room) again = true;
       } while (again && !stopped);
@@ -310,6 +328,22 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
       void maintain();
     });
 
+  // Several relays on PostgreSQL: renew our claims, and settle those of relays that died.
+  const leaseMs = services.config.delivery.leaseSeconds * 1000;
+  const leases =
+    db.dialect === 'postgres'
+      ? setInterval(() => {
+          renewJobLeases(db, [...dispatching], leaseUntil(services)).catch((error: unknown) =>
+            log.warn('queue', 'cannot renew job leases', { error: (error as Error).message }),
+          );
+          if (started && !stopped) {
+            recoverInterruptedJobs(services).catch((error: unknown) =>
+              log.warn('queue', 'cannot recover expired job leases', { error: (error as Error).message }),
+            );
+          }
+        }, Math.max(250, leaseMs / 3))
+      : undefined;
+  leases?.unref();
   const poll = setInterval(kick, POLL_INTERVAL_MS);
   const maintenance = setInterval(() => void maintain(), MAINTENANCE_INTERVAL_MS);
   poll.unref();
@@ -325,6 +359,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
       stopped = true;
       clearInterval(poll);
       clearInterval(maintenance);
+      clearInterval(leases);
       bus.off('jobs.ready', kick);
       clock.off('advanced', onAdvanced);
       await startup;

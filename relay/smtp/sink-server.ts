@@ -90,7 +90,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
       const now = clock.iso();
       await tx.run(
         `INSERT INTO sink_attempts (delivery_key, address_lc, attempts, updated_at) VALUES (?, ?, 1, ?)
-         ON CONFLICT (delivery_key, address_lc) DO UPDATE SET attempts = attempts + 1, updated_at = excluded.updated_at`,
+         ON CONFLICT (delivery_key, address_lc) DO UPDATE SET attempts = sink_attempts.attempts + 1, updated_at = excluded.updated_at`,
         [key, addressLc, now],
       );
       return (row?.attempts ?? 0) === 0;

@@ -6,6 +6,7 @@
 import { Agent, request } from 'undici';
 import { signWebhook } from '../../sdk/webhooks.js';
 import type { RelayServices } from '../services.js';
+import { claimWebhookAttempt, releaseWebhookAttempt } from '../storage/postgres/queue.js';
 import { nextAttemptAtMs, WEBHOOK_MAX_ATTEMPTS } from './schedule.js';
 import { checkWebhookUrlSyntax, createGuardedConnector, UrlPolicyError } from './url-policy.js';
 
@@ -33,6 +34,8 @@ const MAX_IDLE_MS = 60_000;
 const STOP_GRACE_MS = 1_000;
 /** Response bodies are read and thrown away, up to this much, so connections can be reused. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+// An attempt's claim outlives its time-out by this much: past it the relay is taken for dead.
+const ATTEMPT_LEASE_MARGIN_MS = 10_000;
 
 interface DueDelivery {
   id: number;
@@ -73,6 +76,10 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
   let rescan = false;
   let timer: NodeJS.Timeout | undefined;
 
+  // On PostgreSQL, a row another relay is attempting (a live lease) is not this relay's to look at.
+  const unleased = db.dialect === 'postgres' ? ' AND (d.lease_expires_at IS NULL OR d.lease_expires_at < ?)' : '';
+  const unleasedParams = (): string[] => (db.dialect === 'postgres' ? [new Date().toISOString()] : []);
+
   const wake = () => void scan();
   bus.on('webhooks.ready', wake);
   clock.on('advanced', wake);
@@ -108,11 +115,11 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
          SELECT d.id, d.webhook_id, d.event_id, d.body, d.attempts, d.next_attempt_at, w.url, w.secret_enc,
                 ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS rank
            FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-          WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL)
+          WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL${unleased}) AS due
         WHERE rank <= ?
         ORDER BY next_attempt_at, id
         LIMIT ?`,
-      [clock.iso(), perEndpoint, concurrency + inFlight.size],
+      [clock.iso(), ...unleasedParams(), perEndpoint, concurrency + inFlight.size],
     );
     const busy = new Map<string, number>();
     for (const f of inFlight.values()) busy.set(f.webhookId, (busy.get(f.webhookId) ?? 0) + 1);
@@ -142,8 +149,8 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
     if (stopping) return;
     const next = await db.get<{ at: string | null }>(
       `SELECT MIN(d.next_attempt_at) AS at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.state = 'pending' AND w.deleted_at IS NULL AND (? = 0 OR d.next_attempt_at > ?)`,
-      [inFlight.size, clock.iso()],
+        WHERE d.state = 'pending' AND w.deleted_at IS NULL AND (? = 0 OR d.next_attempt_at > ?)${unleased}`,
+      [inFlight.size, clock.iso(), ...unleasedParams()],
     );
     if (!next?.at) {
       armRetryTimer(MAX_IDLE_MS);
@@ -172,12 +179,27 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
     return now !== undefined && now.state === 'pending' && now.attempts === row.attempts && (now.next_attempt_at ?? '') <= clock.iso();
   }
 
+  /**
+   * Whether this relay makes the row's next attempt. On PostgreSQL other relays scan the same
+   * outbox: one claim (with a lease, in case this relay dies mid-attempt) decides which of them.
+   */
+  function claim(row: DueDelivery): Promise<boolean> {
+    if (db.dialect !== 'postgres') return stillDue(row);
+    const realNow = Date.now();
+    const leaseUntil = new Date(realNow + timeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString();
+    return claimWebhookAttempt(db, row.id, row.attempts, clock.iso(), new Date(realNow).toISOString(), leaseUntil);
+  }
+
   async function attempt(row: DueDelivery, signal: AbortSignal): Promise<void> {
-    if (!(await stillDue(row))) return;
+    if (!(await claim(row))) return;
     const number = row.attempts + 1;
     const startedMs = clock.nowMs();
     const outcome = await send(row, signal);
-    if (signal.aborted && stopping) return; // shutdown cut it short: not an attempt, retried after restart
+    if (signal.aborted && stopping) {
+      // Shutdown cut it short: not an attempt, retried after restart (or at once by another relay).
+      if (db.dialect === 'postgres') await db.write((tx) => releaseWebhookAttempt(tx, row.id));
+      return;
+    }
 
     const attemptedAt = new Date(startedMs).toISOString();
     const nextMs = outcome.delivered ? null : nextAttemptAtMs(number, startedMs);
@@ -194,6 +216,7 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
         `UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ? WHERE id = ? AND state = 'pending' AND attempts = ?`,
         [state, number, nextMs === null ? null : new Date(nextMs).toISOString(), row.id, row.attempts],
       );
+      if (tx.dialect === 'postgres') await releaseWebhookAttempt(tx, row.id);
     });
     services.metrics.inc('raven_webhook_attempts_total', { result: outcome.delivered ? 'success' : 'failure' });
     const fields = {

@@ -1,0 +1,33 @@
+// Small named values: the test clock's offset, and on PostgreSQL the relay secrets every relay on
+// the database shares (admin token, secret key).
+import type { Db, Queryable } from './db.js';
+
+/** The test clock's offset in milliseconds (CONTRACT section 6: it survives a restart). */
+export const CLOCK_OFFSET_SETTING = 'clock_offset_ms';
+
+export function readSetting(db: Pick<Queryable, 'get'>, name: string): Promise<string | undefined> {
+  return db.get<{ value: string }>('SELECT value FROM settings WHERE name = ?', [name]).then((row) => row?.value);
+}
+
+/**
+ * The setting's value, storing `make()` first when it has none. `created` says whether this call
+ * stored it: of relays starting together on one database exactly one creates it.
+ */
+export async function readOrCreateSetting(db: Db, name: string, make: () => string): Promise<{ value: string; created: boolean }> {
+  const existing = await readSetting(db, name);
+  if (existing !== undefined) return { value: existing, created: false };
+  const candidate = make();
+  return db.write(async (tx) => {
+    const inserted = await tx.run('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [name, candidate]);
+    if (inserted.changes > 0) return { value: candidate, created: true };
+    return { value: (await readSetting(tx, name))!, created: false };
+  });
+}
+
+/** Adds delta to an integer setting (0 when absent) and returns the new value, atomically. */
+export async function addToSetting(tx: Queryable, name: string, delta: number): Promise<number> {
+  await tx.lock(`setting:${name}`);
+  const next = Number((await readSetting(tx, name)) ?? 0) + delta;
+  await tx.run('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [name, String(next)]);
+  return next;
+}
