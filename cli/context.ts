@@ -8,7 +8,7 @@ import { UsageError } from './errors.js';
 import { Output } from './output.js';
 import { createAsker, isInteractive, type Asker } from './prompts.js';
 
-type Sdk = typeof import('../sdk/index.js');
+type Sdk = typeof import('raven-email-sdk');
 type RavenClient = InstanceType<Sdk['Raven']>;
 type AdminClient = InstanceType<Sdk['RavenAdmin']>;
 
@@ -30,7 +30,7 @@ export interface RunContext {
 const open: Array<{ close?: () => unknown }> = [];
 
 export function loadSdk(): Promise<Sdk> {
-  return import('../sdk/index.js');
+  return import('raven-email-sdk');
 }
 
 export function globalsOf(cmd: Command): GlobalFlags {

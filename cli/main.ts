@@ -9,7 +9,7 @@ import { createProgram, jsonFlagOf, loadLeaf, selectLeaf } from './program.js';
 
 async function sdkErrorClasses(): Promise<SdkErrorClasses | undefined> {
   try {
-    return await import('../sdk/index.js');
+    return await import('raven-email-sdk');
   } catch {
     return undefined;
   }

@@ -1,5 +1,5 @@
 /** Human renderings shared by several commands: emails (send --wait, emails list/get) and domains. */
-import type { Domain, EmailDetail, EmailSummary } from '../sdk/index.js';
+import type { Domain, EmailDetail, EmailSummary } from 'raven-email-sdk';
 import { renderFields, renderTable, renderTimeline, statusStyle, type Column, type Paint } from './output.js';
 
 export const EMAIL_COLUMNS: Column<EmailSummary>[] = [

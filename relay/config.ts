@@ -47,14 +47,24 @@ export interface DeliveryConfig {
   /** The provider's account-level limits: recipient-weighted rate and daily allowance (0 = none). */
   recipientsPerSecond: number;
   dailyRecipients: number;
-  /** Concurrent dispatches. */
-  concurrency: number;
+  /** Concurrent dispatches; unset: sized to the provider (deliveryConcurrency). */
+  concurrency?: number;
   /**
    * On PostgreSQL: how long a relay's claim on a job lasts without renewal (real time). A relay
    * renews its claims while it dispatches; when one dies, its jobs are settled by the others this
    * long after its last renewal.
    */
   leaseSeconds: number;
+}
+
+// The sink is our own listener on loopback: many sessions cost little and hide the commit latency
+// of each capture (under limits.smtpMaxClients). An upstream gets what a mail provider usually allows.
+const SINK_CONCURRENCY = 64;
+const UPSTREAM_CONCURRENCY = 8;
+
+/** Concurrent dispatches: the configured number, else the provider's default. */
+export function deliveryConcurrency(delivery: DeliveryConfig): number {
+  return Math.max(1, delivery.concurrency ?? (delivery.provider === 'sink' ? SINK_CONCURRENCY : UPSTREAM_CONCURRENCY));
 }
 
 export interface DnsConfig {
@@ -155,7 +165,6 @@ export function defaultConfig(): RelayConfig {
       provider: 'sink',
       recipientsPerSecond: 0,
       dailyRecipients: 0,
-      concurrency: 8,
       // Long enough that a busy relay renews in time (every third of it), short enough that the
       // recipients of a dead relay learn their fate within a minute.
       leaseSeconds: 30,

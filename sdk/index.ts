@@ -2,7 +2,7 @@
  * Raven SDK: the public entry point.
  *
  * ```ts
- * import Raven from 'raven';            // or: import { Raven } from 'raven'
+ * import Raven from 'raven-email-sdk';  // or: import { Raven } from 'raven-email-sdk'
  * const raven = new Raven();            // RAVEN_API_KEY, RAVEN_BASE_URL
  * ```
  */

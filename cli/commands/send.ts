@@ -1,7 +1,7 @@
 /** ravenctl send: submit one email; optionally wait for its final outcome. */
 import { randomUUID } from 'node:crypto';
 import { Option, type Command } from 'commander';
-import type { EmailDetail, SendEmailRequest, SendEmailResult } from '../../sdk/index.js';
+import type { EmailDetail, SendEmailRequest, SendEmailResult } from 'raven-email-sdk';
 import { redactKey } from '../output.js';
 import { action, type RunContext } from '../context.js';
 import { RefusedError, UsageError } from '../errors.js';

@@ -2,26 +2,21 @@
 // to the project (the private key is stored sealed and opened only here, never logged).
 import DKIM from 'nodemailer/lib/dkim';
 import type { RelayServices } from '../services.js';
+import type { DomainKeyRow } from '../storage/dispatch.js';
 
-interface DomainKeyRow {
-  name: string;
-  dkim_selector: string;
-  dkim_private_key: string | null;
+/** The verified domain of the email's project that signs mail from `senderDomain`, if any. */
+export function signingKeyFor(keys: readonly DomainKeyRow[], projectId: string, senderDomain: string): DomainKeyRow | undefined {
+  return keys.find((k) => k.project_id === projectId && k.name === senderDomain);
 }
 
 /** The raw message with a DKIM-Signature header, or unchanged when the domain has no key. */
-export async function signWithDomainKey(services: RelayServices, emailId: string, senderDomain: string, raw: Buffer): Promise<Buffer> {
-  const row = await services.db.get<DomainKeyRow>(
-    `SELECT d.name, d.dkim_selector, d.dkim_private_key FROM domains d JOIN emails e ON e.project_id = d.project_id
-      WHERE e.id = ? AND d.name = ? AND d.status = 'verified'`,
-    [emailId, senderDomain],
-  );
-  if (!row?.dkim_private_key) return raw;
+export async function signWithDomainKey(services: RelayServices, key: DomainKeyRow | undefined, raw: Buffer): Promise<Buffer> {
+  if (!key?.dkim_private_key) return raw;
   const signer = new DKIM({
-    domainName: row.name,
-    keySelector: row.dkim_selector,
+    domainName: key.name,
+    keySelector: key.dkim_selector,
     // nodemailer hands the key to crypto's sign(), which takes a KeyObject as well as a PEM.
-    privateKey: services.secrets.openPrivateKey(row.dkim_private_key) as unknown as string,
+    privateKey: services.secrets.openPrivateKey(key.dkim_private_key) as unknown as string,
   });
   const chunks: Buffer[] = [];
   const signed = signer.sign(raw);

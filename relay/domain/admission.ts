@@ -82,7 +82,7 @@ const batches = new WeakMap<RelayServices, WriteBatch<Admission, Admitted>>();
 function admissionBatch(services: RelayServices): WriteBatch<Admission, Admitted> {
   let batch = batches.get(services);
   if (!batch) {
-    batch = { run: (tx, items) => admitBatch(services, tx, items) };
+    batch = { run: (tx, items) => admitBatch(services, tx, items), ahead: true };
     batches.set(services, batch);
   }
   return batch;

@@ -4,7 +4,16 @@
 // transaction. Callers announce the returned events after COMMIT (announceEvents).
 import type { DeliveryResult, RecipientResult } from '../delivery/provider.js';
 import type { Queryable } from '../storage/db.js';
-import { recordEvent, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
+import {
+  applyOutcomeChanges,
+  loadOutcomeRows,
+  type EmailChange,
+  type OutcomeChanges,
+  type OutcomeEmailRow,
+  type OutcomeRecipientRow,
+  type RecipientChange,
+} from '../storage/delivery-state.js';
+import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
 
 export type RecipientStatus =
   | 'queued'
@@ -22,22 +31,7 @@ export type EmailStatus = 'queued' | 'suppressed' | 'sent' | 'delivered' | 'boun
 /** Recipients still waiting for an outcome: the email is not terminal while any is left. */
 export const PENDING_STATUSES: readonly RecipientStatus[] = ['queued', 'delivery_delayed'];
 
-interface EmailRow {
-  id: string;
-  project_id: string;
-  workspace_id: string;
-  test_mode: number;
-  tags_json: string;
-  terminal_at: string | null;
-}
-
-interface RecipientRow {
-  position: number;
-  address: string;
-  address_lc: string;
-  type: 'to' | 'cc' | 'bcc';
-  status: RecipientStatus;
-}
+type RecipientRow = OutcomeRecipientRow;
 
 /** The email's status from its recipients' statuses. */
 export function aggregateStatus(statuses: RecipientStatus[]): { status: EmailStatus; terminal: boolean } {
@@ -58,89 +52,109 @@ export function aggregateStatus(statuses: RecipientStatus[]): { status: EmailSta
   return { status: 'sent', terminal: true };
 }
 
-async function loadEmail(tx: Queryable, emailId: string): Promise<{ row: EmailRow; ref: EmailRef } | undefined> {
-  const row = await tx.get<EmailRow>(
-    'SELECT id, project_id, workspace_id, test_mode, tags_json, terminal_at FROM emails WHERE id = ?',
-    [emailId],
-  );
-  if (!row) return undefined;
-  return {
-    row,
-    ref: { id: row.id, projectId: row.project_id, testMode: row.test_mode === 1, tags: JSON.parse(row.tags_json) as Record<string, string> },
+/** One email as a recording session sees it: its row, its recipients, its waiting complaints. */
+interface EmailState {
+  row: OutcomeEmailRow;
+  ref: EmailRef;
+  recipients: RecipientRow[];
+  pendingComplaints: Set<string>;
+  events: StoredEvent[];
+}
+
+/**
+ * Records outcomes for one or many emails inside a transaction: it reads their rows once, decides
+ * in memory, and writes every change with a statement per table (storage/delivery-state.ts).
+ */
+class RecordingSession {
+  private readonly recipientChanges = new Map<RecipientRow, RecipientChange>();
+  private readonly emailChanges = new Map<string, EmailChange>();
+  private readonly newEvents: Array<{ state: EmailState; event: NewEvent }> = [];
+  private readonly changes: Pick<OutcomeChanges, 'suppressions' | 'complaintsApplied' | 'complaintsWaiting'> = {
+    suppressions: [],
+    complaintsApplied: [],
+    complaintsWaiting: [],
   };
-}
 
-function loadRecipients(tx: Queryable, emailId: string): Promise<RecipientRow[]> {
-  return tx.all<RecipientRow>('SELECT position, address, address_lc, type, status FROM recipients WHERE email_id = ? ORDER BY position', [emailId]);
-}
-
-/** One email's recording session inside a transaction. */
-class OutcomeRecorder {
-  readonly events: StoredEvent[] = [];
-
-  constructor(
-    private readonly tx: Queryable,
-    private readonly email: { row: EmailRow; ref: EmailRef },
-    readonly recipients: RecipientRow[],
+  private constructor(
+    readonly emails: Map<string, EmailState>,
     private readonly now: string,
   ) {}
 
-  async event(recipient: RecipientRow, type: NewEvent['type'], data?: Record<string, unknown>): Promise<void> {
+  static async open(tx: Queryable, emailIds: readonly string[], now: string): Promise<RecordingSession> {
+    const rows = await loadOutcomeRows(tx, emailIds);
+    const emails = new Map<string, EmailState>();
+    for (const row of rows.emails) {
+      const ref = { id: row.id, projectId: row.project_id, testMode: row.test_mode === 1, tags: JSON.parse(row.tags_json) as Record<string, string> };
+      emails.set(row.id, { row, ref, recipients: [], pendingComplaints: new Set(), events: [] });
+    }
+    for (const r of rows.recipients) emails.get(r.email_id)?.recipients.push(r);
+    for (const c of rows.pendingComplaints) emails.get(c.email_id)?.pendingComplaints.add(c.address_lc);
+    return new RecordingSession(emails, now);
+  }
+
+  event(state: EmailState, recipient: RecipientRow, type: NewEvent['type'], data?: Record<string, unknown>): void {
     const event: NewEvent = { type, occurredAt: this.now, recipient: { address: recipient.address, type: recipient.type } };
     if (data) event.data = data;
-    this.events.push(await recordEvent(this.tx, this.email.ref, event));
+    this.newEvents.push({ state, event });
   }
 
-  async setStatus(recipient: RecipientRow, status: RecipientStatus, attempted: boolean): Promise<void> {
+  setStatus(recipient: RecipientRow, status: RecipientStatus, attempted: boolean): void {
     recipient.status = status;
-    await this.tx.run(
-      `UPDATE recipients SET status = ?, updated_at = ?${attempted ? ', attempts = attempts + 1' : ''} WHERE email_id = ? AND position = ?`,
-      [status, this.now, this.email.row.id, recipient.position],
-    );
+    const change = this.recipientChanges.get(recipient);
+    if (change) {
+      change.status = status;
+      change.attempts += attempted ? 1 : 0;
+    } else {
+      this.recipientChanges.set(recipient, { emailId: recipient.email_id, position: recipient.position, status, attempts: attempted ? 1 : 0 });
+    }
   }
 
-  async suppress(recipient: RecipientRow, reason: 'hard_bounce' | 'complaint'): Promise<void> {
-    // An existing suppression (manual, or an earlier bounce) is kept as it is.
-    await this.tx.run(
-      `INSERT INTO suppressions (workspace_id, address_lc, reason, created_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (workspace_id, address_lc) DO NOTHING`,
-      [this.email.row.workspace_id, recipient.address_lc, reason, this.now],
-    );
+  suppress(state: EmailState, recipient: RecipientRow, reason: 'hard_bounce' | 'complaint'): void {
+    this.changes.suppressions.push({ workspaceId: state.row.workspace_id, addressLc: recipient.address_lc, reason });
   }
 
-  async complain(recipient: RecipientRow, data?: Record<string, unknown>): Promise<void> {
-    await this.setStatus(recipient, 'complained', false);
-    await this.event(recipient, 'email.complained', data);
-    await this.suppress(recipient, 'complaint');
+  complain(state: EmailState, recipient: RecipientRow, data?: Record<string, unknown>): void {
+    this.setStatus(recipient, 'complained', false);
+    this.event(state, recipient, 'email.complained', data);
+    this.suppress(state, recipient, 'complaint');
+  }
+
+  /** A complaint about a recipient still pending waits for its delivery to be recorded. */
+  waitForDelivery(state: EmailState, recipient: RecipientRow): void {
+    if (state.pendingComplaints.has(recipient.address_lc)) return;
+    state.pendingComplaints.add(recipient.address_lc);
+    this.changes.complaintsWaiting.push({ emailId: state.row.id, addressLc: recipient.address_lc });
   }
 
   /** Applies complaints the sink reported before this delivery was recorded. */
-  async applyPendingComplaint(recipient: RecipientRow): Promise<void> {
-    const pending = await this.tx.run('DELETE FROM pending_complaints WHERE email_id = ? AND address_lc = ?', [
-      this.email.row.id,
-      recipient.address_lc,
-    ]);
-    if (pending.changes > 0) await this.complain(recipient);
+  applyPendingComplaint(state: EmailState, recipient: RecipientRow): void {
+    if (!state.pendingComplaints.delete(recipient.address_lc)) return;
+    this.changes.complaintsApplied.push({ emailId: state.row.id, addressLc: recipient.address_lc });
+    this.complain(state, recipient);
   }
 
   /** Recomputes the email's status; sets terminal_at once nothing is pending; keeps the first provider id. */
-  async finish(providerMessageId?: string | null): Promise<{ status: EmailStatus; terminal: boolean }> {
-    const aggregate = aggregateStatus(this.recipients.map((r) => r.status));
-    await this.tx.run(
-      `UPDATE emails SET status = ?, updated_at = ?,
-         provider_message_id = COALESCE(provider_message_id, ?),
-         terminal_at = CASE WHEN ? AND terminal_at IS NULL THEN ? ELSE terminal_at END
-       WHERE id = ?`,
-      [aggregate.status, this.now, providerMessageId ?? null, aggregate.terminal ? 1 : 0, this.now, this.email.row.id],
-    );
+  finish(state: EmailState, providerMessageId?: string | null): { status: EmailStatus; terminal: boolean } {
+    const aggregate = aggregateStatus(state.recipients.map((r) => r.status));
+    const previous = this.emailChanges.get(state.row.id);
+    this.emailChanges.set(state.row.id, {
+      emailId: state.row.id,
+      ...aggregate,
+      providerMessageId: previous?.providerMessageId ?? providerMessageId ?? null,
+    });
     return aggregate;
   }
-}
 
-async function recorder(tx: Queryable, emailId: string, now: string): Promise<OutcomeRecorder | undefined> {
-  const email = await loadEmail(tx, emailId);
-  if (!email) return undefined;
-  return new OutcomeRecorder(tx, email, await loadRecipients(tx, emailId), now);
+  /** Writes everything decided; each email's state then holds the events stored for it. */
+  async commit(tx: Queryable): Promise<void> {
+    await applyOutcomeChanges(tx, { ...this.changes, recipients: [...this.recipientChanges.values()], emails: [...this.emailChanges.values()] }, this.now);
+    if (this.newEvents.length === 0) return;
+    const stored = await recordEvents(
+      tx,
+      this.newEvents.map(({ state, event }) => ({ email: state.ref, event })),
+    );
+    stored.forEach((event, i) => this.newEvents[i]!.state.events.push(event));
+  }
 }
 
 export interface DeliveryRecordInput {
@@ -152,7 +166,6 @@ export interface DeliveryRecordInput {
   attempt: number;
   /** When the deferred recipients will be tried again; undefined when retries are exhausted. */
   nextAttemptAt?: string;
-  now: string;
 }
 
 export interface RecordedOutcome {
@@ -163,80 +176,102 @@ export interface RecordedOutcome {
   pending: number;
 }
 
-/** Records the provider's per-recipient answers for one dispatch of an email. */
-export async function recordDeliveryResult(tx: Queryable, input: DeliveryRecordInput): Promise<RecordedOutcome> {
-  const rec = await recorder(tx, input.emailId, input.now);
-  if (!rec) return { events: [], status: 'failed', terminal: true, pending: 0 };
+const NOTHING_RECORDED: RecordedOutcome = { events: [], status: 'failed', terminal: true, pending: 0 };
+
+/** Opens a session over the emails, lets decide() fill it, writes it; decide's result then holds the stored events. */
+async function recordWith<T>(tx: Queryable, emailIds: readonly string[], now: string, decide: (session: RecordingSession) => T): Promise<T> {
+  const session = await RecordingSession.open(tx, emailIds, now);
+  const decided = decide(session);
+  await session.commit(tx);
+  return decided;
+}
+
+function decideDelivery(session: RecordingSession, input: DeliveryRecordInput): RecordedOutcome {
+  const state = session.emails.get(input.emailId);
+  if (!state) return { ...NOTHING_RECORDED, events: [] };
   const byAddress = new Map<string, RecipientResult>();
   for (const r of input.result.recipients) byAddress.set(r.address.toLowerCase(), r);
 
-  for (const recipient of rec.recipients) {
+  for (const recipient of state.recipients) {
     if (!PENDING_STATUSES.includes(recipient.status)) continue;
     const answer = byAddress.get(recipient.address_lc);
     if (answer === undefined) continue;
     switch (answer.outcome) {
       case 'accepted':
-        await rec.setStatus(recipient, input.acceptedMeans, true);
-        await rec.event(recipient, 'email.sent');
+        session.setStatus(recipient, input.acceptedMeans, true);
+        session.event(state, recipient, 'email.sent');
         if (input.acceptedMeans === 'delivered') {
-          await rec.event(recipient, 'email.delivered');
-          await rec.applyPendingComplaint(recipient);
+          session.event(state, recipient, 'email.delivered');
+          session.applyPendingComplaint(state, recipient);
         }
         break;
       case 'deferred':
         if (input.nextAttemptAt === undefined) {
-          await rec.setStatus(recipient, 'failed', true);
-          await rec.event(recipient, 'email.failed', { reason: 'retries_exhausted', attempts: input.attempt });
+          session.setStatus(recipient, 'failed', true);
+          session.event(state, recipient, 'email.failed', { reason: 'retries_exhausted', attempts: input.attempt });
         } else {
-          await rec.setStatus(recipient, 'delivery_delayed', true);
-          await rec.event(recipient, 'email.delivery_delayed', { attempt: input.attempt, next_attempt_at: input.nextAttemptAt });
+          session.setStatus(recipient, 'delivery_delayed', true);
+          session.event(state, recipient, 'email.delivery_delayed', { attempt: input.attempt, next_attempt_at: input.nextAttemptAt });
         }
         break;
       case 'bounced':
-        await rec.setStatus(recipient, 'bounced', true);
-        await rec.event(recipient, 'email.bounced', {
+        session.setStatus(recipient, 'bounced', true);
+        session.event(state, recipient, 'email.bounced', {
           bounce_type: 'hard',
           ...(answer.enhancedCode ? { enhanced_status_code: answer.enhancedCode } : {}),
         });
-        await rec.suppress(recipient, 'hard_bounce');
+        session.suppress(state, recipient, 'hard_bounce');
         break;
       case 'rejected':
-        await rec.setStatus(recipient, 'failed', true);
-        await rec.event(recipient, 'email.failed', { reason: 'rejected' });
+        session.setStatus(recipient, 'failed', true);
+        session.event(state, recipient, 'email.failed', { reason: 'rejected' });
         break;
       case 'unknown':
-        await rec.setStatus(recipient, 'delivery_unknown', true);
-        await rec.event(recipient, 'email.delivery_unknown');
+        session.setStatus(recipient, 'delivery_unknown', true);
+        session.event(state, recipient, 'email.delivery_unknown');
         break;
     }
   }
   const accepted = input.result.recipients.some((r) => r.outcome === 'accepted');
-  const aggregate = await rec.finish(accepted ? input.result.providerMessageId : null);
-  const pending = rec.recipients.filter((r) => PENDING_STATUSES.includes(r.status)).length;
-  return { events: rec.events, ...aggregate, pending };
+  const aggregate = session.finish(state, accepted ? input.result.providerMessageId : null);
+  const pending = state.recipients.filter((r) => PENDING_STATUSES.includes(r.status)).length;
+  return { events: state.events, ...aggregate, pending };
+}
+
+/** Records the provider's per-recipient answers for one dispatch of an email. */
+export async function recordDeliveryResult(tx: Queryable, input: DeliveryRecordInput, now: string): Promise<RecordedOutcome> {
+  return (await recordDeliveryResults(tx, [input], now))[0]!;
+}
+
+/** recordDeliveryResult for the dispatches of many emails (one each), in a statement per table. */
+export function recordDeliveryResults(tx: Queryable, inputs: readonly DeliveryRecordInput[], now: string): Promise<RecordedOutcome[]> {
+  return recordWith(tx, inputs.map((i) => i.emailId), now, (session) => inputs.map((input) => decideDelivery(session, input)));
 }
 
 /**
- * Ends every pending recipient of an email with one outcome, without a provider answer: the
+ * Ends every pending recipient of the emails with one outcome, without a provider answer: the
  * worker died mid-dispatch (delivery_unknown, never resent), or the message could not be built
  * (failed).
  */
-export async function settlePendingRecipients(
+export function settlePendingRecipients(
   tx: Queryable,
-  emailId: string,
+  emailIds: readonly string[],
   outcome: 'delivery_unknown' | 'failed',
   now: string,
   data?: Record<string, unknown>,
-): Promise<RecordedOutcome> {
-  const rec = await recorder(tx, emailId, now);
-  if (!rec) return { events: [], status: 'failed', terminal: true, pending: 0 };
-  for (const recipient of rec.recipients) {
-    if (!PENDING_STATUSES.includes(recipient.status)) continue;
-    await rec.setStatus(recipient, outcome, false);
-    await rec.event(recipient, outcome === 'failed' ? 'email.failed' : 'email.delivery_unknown', data);
-  }
-  const aggregate = await rec.finish();
-  return { events: rec.events, ...aggregate, pending: 0 };
+): Promise<RecordedOutcome[]> {
+  return recordWith(tx, emailIds, now, (session) =>
+    emailIds.map((emailId) => {
+      const state = session.emails.get(emailId);
+      if (!state) return { ...NOTHING_RECORDED, events: [] };
+      for (const recipient of state.recipients) {
+        if (!PENDING_STATUSES.includes(recipient.status)) continue;
+        session.setStatus(recipient, outcome, false);
+        session.event(state, recipient, outcome === 'failed' ? 'email.failed' : 'email.delivery_unknown', data);
+      }
+      return { events: state.events, ...session.finish(state), pending: 0 };
+    }),
+  );
 }
 
 /**
@@ -244,31 +279,45 @@ export async function settlePendingRecipients(
  * recipient becomes complained and is suppressed; the email stays delivered. A complaint that
  * arrives before the delivery is recorded waits in pending_complaints and is applied with it.
  */
-export async function recordComplaint(
+export function recordComplaint(
   tx: Queryable,
   emailId: string,
   address: string,
   now: string,
   data?: Record<string, unknown>,
 ): Promise<StoredEvent[]> {
-  const rec = await recorder(tx, emailId, now);
-  if (!rec) return [];
-  const addressLc = address.toLowerCase();
-  const matching = rec.recipients.filter((r) => r.address_lc === addressLc);
-  let complained = false;
-  for (const recipient of matching) {
+  return recordForAddress(tx, emailId, address, now, (session, state, recipient) => {
     if (recipient.status === 'delivered' || recipient.status === 'sent') {
-      await rec.complain(recipient, data);
-      complained = true;
-    } else if (PENDING_STATUSES.includes(recipient.status)) {
-      await tx.run(
-        'INSERT INTO pending_complaints (email_id, address_lc, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-        [emailId, addressLc, now],
-      );
+      session.complain(state, recipient, data);
+      return true;
     }
-  }
-  if (complained) await rec.finish();
-  return rec.events;
+    if (PENDING_STATUSES.includes(recipient.status)) session.waitForDelivery(state, recipient);
+    return false;
+  });
+}
+
+/**
+ * Lets decide() act on each recipient of the email with that address; it answers whether it
+ * changed the recipient, and the email's status is recomputed if any was.
+ */
+function recordForAddress(
+  tx: Queryable,
+  emailId: string,
+  address: string,
+  now: string,
+  decide: (session: RecordingSession, state: EmailState, recipient: RecipientRow) => boolean,
+): Promise<StoredEvent[]> {
+  return recordWith(tx, [emailId], now, (session) => {
+    const state = session.emails.get(emailId);
+    if (!state) return [];
+    const addressLc = address.toLowerCase();
+    let changed = false;
+    for (const recipient of state.recipients.filter((r) => r.address_lc === addressLc)) {
+      if (decide(session, state, recipient)) changed = true;
+    }
+    if (changed) session.finish(state);
+    return state.events;
+  });
 }
 
 // Permanent failures that say the address does not exist or is disabled (RFC 3463): a hard bounce,
@@ -295,30 +344,31 @@ const BOUNCEABLE: readonly RecipientStatus[] = ['queued', 'delivery_delayed', 's
  * (hard ones suppress, soft ones do not), a delay only adds an event, a delivery moves `sent` to
  * `delivered`. A report that repeats what is already known changes nothing.
  */
-export async function recordRemoteReport(
+export function recordRemoteReport(
   tx: Queryable,
   emailId: string,
   address: string,
   report: RemoteReport,
   now: string,
 ): Promise<StoredEvent[]> {
-  const rec = await recorder(tx, emailId, now);
-  if (!rec) return [];
-  const addressLc = address.toLowerCase();
-  for (const recipient of rec.recipients.filter((r) => r.address_lc === addressLc)) {
-    const detail = report.kind !== 'delivery' && report.enhancedStatus ? { enhanced_status_code: report.enhancedStatus } : {};
+  const detail = report.kind !== 'delivery' && report.enhancedStatus ? { enhanced_status_code: report.enhancedStatus } : {};
+  return recordForAddress(tx, emailId, address, now, (session, state, recipient) => {
     if (report.kind === 'bounce' && BOUNCEABLE.includes(recipient.status)) {
       const hard = isHardBounceStatus(report.enhancedStatus);
-      await rec.setStatus(recipient, 'bounced', false);
-      await rec.event(recipient, 'email.bounced', { bounce_type: hard ? 'hard' : 'soft', source: 'dsn', ...detail });
-      if (hard) await rec.suppress(recipient, 'hard_bounce');
-    } else if (report.kind === 'delay' && recipient.status === 'sent') {
-      await rec.event(recipient, 'email.delivery_delayed', { source: 'dsn', ...detail });
-    } else if (report.kind === 'delivery' && recipient.status === 'sent') {
-      await rec.setStatus(recipient, 'delivered', false);
-      await rec.event(recipient, 'email.delivered', { source: 'dsn' });
+      session.setStatus(recipient, 'bounced', false);
+      session.event(state, recipient, 'email.bounced', { bounce_type: hard ? 'hard' : 'soft', source: 'dsn', ...detail });
+      if (hard) session.suppress(state, recipient, 'hard_bounce');
+      return true;
     }
-  }
-  if (rec.events.length > 0) await rec.finish();
-  return rec.events;
+    if (report.kind === 'delay' && recipient.status === 'sent') {
+      session.event(state, recipient, 'email.delivery_delayed', { source: 'dsn', ...detail });
+      return true;
+    }
+    if (report.kind === 'delivery' && recipient.status === 'sent') {
+      session.setStatus(recipient, 'delivered', false);
+      session.event(state, recipient, 'email.delivered', { source: 'dsn' });
+      return true;
+    }
+    return false;
+  });
 }

@@ -6,14 +6,24 @@
 // back to ready with a later run_at (deferred recipients), or dead (retries exhausted, or the
 // dispatch was interrupted). A job found running at start-up had begun its dispatch: the message
 // may have been accepted, so its pending recipients become delivery_unknown and are never resent.
+import { deliveryConcurrency } from '../config.js';
 import { utcDay } from '../clock.js';
-import { signWithDomainKey } from '../delivery/dkim.js';
-import { buildOutboundMessage, senderDomain, type EmailForMime } from '../delivery/mime.js';
+import { signingKeyFor, signWithDomainKey } from '../delivery/dkim.js';
+import { buildOutboundMessage, senderDomain } from '../delivery/mime.js';
 import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
-import { PENDING_STATUSES, recordDeliveryResult, settlePendingRecipients } from '../domain/outcomes.js';
+import {
+  PENDING_STATUSES,
+  recordDeliveryResults,
+  settlePendingRecipients,
+  type DeliveryRecordInput,
+  type RecordedOutcome,
+} from '../domain/outcomes.js';
 import { announceEvents, type StoredEvent } from '../domain/timeline.js';
 import { countDeliveryResult } from '../metrics.js';
 import type { RelayServices } from '../services.js';
+import type { Queryable, WriteBatch } from '../storage/db.js';
+import { loadDispatchBatch, type DispatchBatch } from '../storage/dispatch.js';
+import { claimJobs, hasDueJob, recipientsHandedOverSince, releaseJobs, runningJobs, type ClaimedJob, type JobChange } from '../storage/jobs.js';
 import { retryDelaySeconds } from './backoff.js';
 import { ProviderLimits } from './provider-limits.js';
 import { claimJobsWithLease, expiredJobLeases, renewJobLeases } from '../storage/postgres/queue.js';
@@ -26,32 +36,16 @@ const MAINTENANCE_INTERVAL_MS = 60_000;
 // recovered as delivery_unknown at the next start.
 const STOP_TIMEOUT_MS = 10_000;
 
-const PENDING_SQL = PENDING_STATUSES.map((s) => `'${s}'`).join(', ');
-
 export interface Worker {
   stop(): Promise<void>;
 }
 
-interface ClaimedJob {
-  id: number;
-  email_id: string;
-  attempts: number;
-}
-
 /** Marks up to `limit` due jobs running, in one committed write, and returns them. */
-export async function claimDueJobs(services: RelayServices, limit: number): Promise<ClaimedJob[]> {
+export function claimDueJobs(services: RelayServices, limit: number): Promise<ClaimedJob[]> {
   const now = services.clock.iso();
-  return services.db.write(async (tx) => {
-    if (tx.dialect === 'postgres') return claimJobsWithLease(tx, now, limit, leaseUntil(services));
-    const jobs = await tx.all<ClaimedJob>(
-      "SELECT id, email_id, attempts FROM jobs WHERE state = 'ready' AND run_at <= ? ORDER BY run_at, id LIMIT ?",
-      [now, limit],
-    );
-    for (const job of jobs) {
-      await tx.run("UPDATE jobs SET state = 'running', locked_at = ?, updated_at = ? WHERE id = ? AND state = 'ready'", [now, now, job.id]);
-    }
-    return jobs;
-  });
+  return services.db.write((tx) =>
+    tx.dialect === 'postgres' ? claimJobsWithLease(tx, now, limit, leaseUntil(services)) : claimJobs(tx, now, limit),
+  );
 }
 
 /** When a claim made now lapses unless renewed (real time: it is about a process being alive). */
@@ -67,22 +61,18 @@ function leaseUntil(services: RelayServices): string {
  */
 export async function recoverInterruptedJobs(services: RelayServices): Promise<number> {
   const now = services.clock.iso();
-  const events: StoredEvent[] = [];
-  const count = await services.db.write(async (tx) => {
-    events.length = 0;
-    const jobs =
-      tx.dialect === 'postgres'
-        ? await expiredJobLeases(tx, new Date().toISOString())
-        : await tx.all<{ id: number; email_id: string }>("SELECT id, email_id FROM jobs WHERE state = 'running'");
-    for (const job of jobs) {
-      const outcome = await settlePendingRecipients(tx, job.email_id, 'delivery_unknown', now, { reason: 'dispatch_interrupted' });
-      events.push(...outcome.events);
-      await tx.run(
-        "UPDATE jobs SET state = 'dead', locked_at = NULL, last_error = 'interrupted mid-dispatch', updated_at = ? WHERE id = ?",
-        [now, job.id],
-      );
-    }
-    return jobs.length;
+  const { count, events } = await services.db.write(async (tx) => {
+    const jobs = tx.dialect === 'postgres' ? await expiredJobLeases(tx, new Date().toISOString()) : await runningJobs(tx);
+    if (jobs.length === 0) return { count: 0, events: [] };
+    const settled = await settlePendingRecipients(
+      tx,
+      jobs.map((j) => j.email_id),
+      'delivery_unknown',
+      now,
+      { reason: 'dispatch_interrupted' },
+    );
+    await releaseJobs(tx, jobs.map((j) => ({ id: j.id, state: 'dead', lastError: 'interrupted mid-dispatch' })), now);
+    return { count: jobs.length, events: settled.flatMap((o) => o.events) };
   });
   announceEvents(services.bus, events);
   if (count > 0) services.log.warn('queue', 'recovered interrupted dispatches as delivery_unknown', { jobs: count });
@@ -117,53 +107,81 @@ function summarize(result: DeliveryResult): string {
   return [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
 }
 
-async function dispatch(services: RelayServices, provider: DeliveryProvider, limits: ProviderLimits, job: ClaimedJob): Promise<void> {
+/** A provider's answer for one claimed job, to be recorded with the others that finish meanwhile. */
+interface Answered {
+  job: ClaimedJob;
+  result: DeliveryResult;
+  acceptedMeans: 'delivered' | 'sent';
+  summary: string;
+}
+
+interface Recorded extends RecordedOutcome {
+  /** When the deferred recipients are tried again, if they are. */
+  nextAttemptAt?: string;
+}
+
+/** The outcome to record, with the retry measured from the moment it is recorded. */
+function recordInput(answered: Answered, nowMs: number): DeliveryRecordInput {
+  const attempt = answered.job.attempts + 1;
+  const delay = retryDelaySeconds(attempt);
+  const input: DeliveryRecordInput = { emailId: answered.job.email_id, result: answered.result, acceptedMeans: answered.acceptedMeans, attempt };
+  if (delay !== undefined) input.nextAttemptAt = new Date(nowMs + delay * 1000).toISOString();
+  return input;
+}
+
+/** Where the job goes once its answer is recorded. */
+function jobAfter(answered: Answered, input: DeliveryRecordInput, outcome: RecordedOutcome): JobChange {
+  const { job, summary } = answered;
+  if (outcome.pending > 0 && input.nextAttemptAt !== undefined) {
+    return { id: job.id, state: 'ready', runAt: input.nextAttemptAt, attempts: input.attempt, lastError: summary };
+  }
+  const exhausted = input.nextAttemptAt === undefined && input.result.recipients.some((r) => r.outcome === 'deferred');
+  return { id: job.id, state: exhausted ? 'dead' : 'done', attempts: input.attempt, lastError: summary };
+}
+
+/** Records many answers in one unit of a group commit: a statement per table for all of them. */
+async function recordAnswers(tx: Queryable, answers: Answered[], nowMs: number): Promise<Recorded[]> {
+  const now = new Date(nowMs).toISOString();
+  const inputs = answers.map((a) => recordInput(a, nowMs));
+  const outcomes = await recordDeliveryResults(tx, inputs, now);
+  await releaseJobs(tx, answers.map((a, i) => jobAfter(a, inputs[i]!, outcomes[i]!)), now);
+  return outcomes.map((outcome, i) => (outcome.pending > 0 && inputs[i]!.nextAttemptAt ? { ...outcome, nextAttemptAt: inputs[i]!.nextAttemptAt } : outcome));
+}
+
+/** The worker's per-run context: what every dispatch of this worker shares. */
+interface Dispatcher {
+  services: RelayServices;
+  provider: DeliveryProvider;
+  limits: () => ProviderLimits;
+  answers: WriteBatch<Answered, Recorded>;
+}
+
+function releaseJob(services: RelayServices, change: JobChange): Promise<void> {
+  return services.db.write((tx) => releaseJobs(tx, [change], services.clock.iso()));
+}
+
+async function dispatch(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch): Promise<void> {
+  const { services, provider } = d;
   const { db, clock, log } = services;
   const attempt = job.attempts + 1;
-  const email = await db.get<EmailForMime>(
-    'SELECT id, from_address, to_json, cc_json, reply_to, subject, text_body, html_body, headers_json FROM emails WHERE id = ?',
-    [job.email_id],
-  );
-  const pending = await db.all<{ address: string; address_lc: string; position: number }>(
-    `SELECT address, address_lc, position FROM recipients WHERE email_id = ? AND status IN (${PENDING_SQL}) ORDER BY position`,
-    [job.email_id],
-  );
-  if (!email || pending.length === 0) {
-    await db.write((tx) =>
-      tx.run("UPDATE jobs SET state = 'done', locked_at = NULL, updated_at = ? WHERE id = ?", [clock.iso(), job.id]),
-    );
-    return;
-  }
+  const email = batch.emails.get(job.email_id);
+  if (!email || email.pending.length === 0) return releaseJob(services, { id: job.id, state: 'done' });
   // One RCPT per distinct address, even when it is listed twice (To and CC).
   const seen = new Set<string>();
-  const envelopeTo = pending.filter((r) => !seen.has(r.address_lc) && seen.add(r.address_lc));
+  const envelopeTo = email.pending.filter((r) => !seen.has(r.address_lc) && seen.add(r.address_lc));
 
   // Over the provider's rate or daily allowance: back to the queue, not a delivery attempt.
-  const retryAtMs = limits.reserve(envelopeTo.length, clock.nowMs());
-  if (retryAtMs > 0) {
-    await db.write((tx) =>
-      tx.run("UPDATE jobs SET state = 'ready', run_at = ?, locked_at = NULL, updated_at = ? WHERE id = ?", [
-        new Date(retryAtMs).toISOString(),
-        clock.iso(),
-        job.id,
-      ]),
-    );
-    return;
-  }
+  const retryAtMs = d.limits().reserve(envelopeTo.length, clock.nowMs());
+  if (retryAtMs > 0) return releaseJob(services, { id: job.id, state: 'ready', runAt: new Date(retryAtMs).toISOString() });
 
   const settle = async (outcome: 'failed' | 'delivery_unknown', reason: string, error: unknown) => {
     log.error('queue', 'dispatch failed', { job_id: job.id, email_id: job.email_id, reason, error: (error as Error).message });
     services.metrics.inc('raven_deliveries_total', { outcome: outcome === 'failed' ? 'failed' : 'unknown' }, envelopeTo.length);
     const now = clock.iso();
     const events = await db.write(async (tx) => {
-      const settled = await settlePendingRecipients(tx, job.email_id, outcome, now, { reason });
-      await tx.run("UPDATE jobs SET state = 'dead', attempts = ?, locked_at = NULL, last_error = ?, updated_at = ? WHERE id = ?", [
-        attempt,
-        `${reason}: ${(error as Error).message}`.slice(0, 200),
-        now,
-        job.id,
-      ]);
-      return settled.events;
+      const [settled] = await settlePendingRecipients(tx, [job.email_id], outcome, now, { reason });
+      await releaseJobs(tx, [{ id: job.id, state: 'dead', attempts: attempt, lastError: `${reason}: ${(error as Error).message}`.slice(0, 200) }], now);
+      return settled!.events;
     });
     announceEvents(services.bus, events);
   };
@@ -171,7 +189,8 @@ async function dispatch(services: RelayServices, provider: DeliveryProvider, lim
   let message: OutboundMessage;
   try {
     message = await buildOutboundMessage(email, envelopeTo, clock.now());
-    message.raw = await signWithDomainKey(services, email.id, senderDomain(email.from_address), message.raw);
+    const domain = senderDomain(email.from_address);
+    message.raw = await signWithDomainKey(services, signingKeyFor(batch.domainKeys, email.project_id, domain), message.raw);
   } catch (error) {
     // Nothing was sent: the message cannot be built, and never will be.
     await settle('failed', 'invalid_message', error);
@@ -187,62 +206,35 @@ async function dispatch(services: RelayServices, provider: DeliveryProvider, lim
     return;
   }
 
-  const nowMs = clock.nowMs();
-  const now = new Date(nowMs).toISOString();
-  const delay = retryDelaySeconds(attempt);
-  const nextAttemptAt = delay === undefined ? undefined : new Date(nowMs + delay * 1000).toISOString();
-  const summary = summarize(result);
-  const record = () =>
-    db.write(async (tx) => {
-      const outcome = await recordDeliveryResult(tx, {
-        emailId: job.email_id,
-        result,
-        acceptedMeans: provider.name === 'sink' ? 'delivered' : 'sent',
-        attempt,
-        nextAttemptAt,
-        now,
-      });
-      if (outcome.pending > 0 && nextAttemptAt !== undefined) {
-        await tx.run(
-          "UPDATE jobs SET state = 'ready', run_at = ?, attempts = ?, locked_at = NULL, last_error = ?, updated_at = ? WHERE id = ?",
-          [nextAttemptAt, attempt, summary, now, job.id],
-        );
-      } else {
-        const exhausted = nextAttemptAt === undefined && result.recipients.some((r) => r.outcome === 'deferred');
-        await tx.run("UPDATE jobs SET state = ?, attempts = ?, locked_at = NULL, last_error = ?, updated_at = ? WHERE id = ?", [
-          exhausted ? 'dead' : 'done',
-          attempt,
-          summary,
-          now,
-          job.id,
-        ]);
-      }
-      return outcome;
-    });
-  let outcome;
+  const answered: Answered = { job, result, acceptedMeans: provider.name === 'sink' ? 'delivered' : 'sent', summary: summarize(result) };
+  let outcome: Recorded;
   try {
-    outcome = await record();
+    outcome = await db.writeBatched(d.answers, answered);
   } catch (error) {
-    // One more try: if it fails too the job stays running and start-up recovery settles it.
+    // One more try, on its own (a batch fails whole): if it fails too the job stays running and
+    // start-up recovery settles it.
     log.warn('queue', 'cannot record delivery outcome, retrying', { job_id: job.id, error: (error as Error).message });
     await new Promise((r) => setTimeout(r, 1_000));
-    outcome = await record();
+    outcome = (await db.write((tx) => recordAnswers(tx, [answered], clock.nowMs())))[0]!;
   }
   announceEvents(services.bus, outcome.events);
-  countDeliveryResult(services.metrics, result, provider.name === 'sink' ? 'delivered' : 'sent');
+  countDeliveryResult(services.metrics, result, answered.acceptedMeans);
   log.info('queue', 'dispatched', {
     job_id: job.id,
     email_id: job.email_id,
     attempt,
-    outcome: summary,
+    outcome: answered.summary,
     status: outcome.status,
-    ...(outcome.pending > 0 && nextAttemptAt ? { next_attempt_at: nextAttemptAt } : {}),
+    ...(outcome.nextAttemptAt ? { next_attempt_at: outcome.nextAttemptAt } : {}),
   });
 }
 
 export function startWorker(services: RelayServices, provider: DeliveryProvider): Worker {
   const { db, clock, log, bus } = services;
-  const concurrency = Math.max(1, services.config.delivery.concurrency);
+  const concurrency = deliveryConcurrency(services.config.delivery);
+  // Claims are batches: a finished dispatch does not claim its successor alone, the worker waits
+  // until a quarter of its slots are free (or it is idle) and claims that many in one write.
+  const claimAtLeast = Math.max(1, Math.floor(concurrency / 4));
   const inflight = new Set<Promise<void>>();
   const dispatching = new Set<number>(); // job ids, for lease renewal
   let stopped = false;
@@ -251,6 +243,12 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
   let maintaining = false;
   let started = false; // after start-up recovery
   let limits = new ProviderLimits(services.config.delivery, 0, clock.nowMs());
+  const dispatcher: Dispatcher = {
+    services,
+    provider,
+    limits: () => limits,
+    answers: { run: async (tx, items) => (await recordAnswers(tx, items, clock.nowMs())).map((value) => ({ status: 'fulfilled', value })) },
+  };
 
   async function tick(): Promise<void> {
     if (ticking) {
@@ -262,13 +260,14 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
       do {
         again = false;
         const room = concurrency - inflight.size;
-        if (stopped || room <= 0) break;
-        // A cheap look on the read connection first, so an idle poll never takes the write lock.
-        const due = await db.get<{ id: number }>("SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? LIMIT 1", [clock.iso()]);
-        if (!due || stopped) break;
+        if (stopped || room <= 0 || (room < claimAtLeast && inflight.size > 0)) break;
+        if (!(await hasDueJob(db, clock.iso())) || stopped) break;
         const jobs = await claimDueJobs(services, room);
+        if (jobs.length === 0) break;
+        const batch = loadDispatchBatch(db, jobs.map((j) => j.email_id), PENDING_STATUSES);
         for (const job of jobs) {
-          const run = dispatch(services, provider, limits, job)
+          const run = batch
+            .then((loaded) => dispatch(dispatcher, job, loaded))
             .catch((error: unknown) =>
               log.error('queue', 'dispatch crashed', { job_id: job.id, email_id: job.email_id, error: (error as Error).message }),
             )
@@ -315,11 +314,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
     .then(async () => {
       // The daily allowance counts what was already handed to the provider today.
       const dayStart = `${utcDay(clock.nowMs())}T00:00:00.000Z`;
-      const row = await db.get<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM recipients WHERE updated_at >= ? AND status NOT IN ('queued', 'suppressed')",
-        [dayStart],
-      );
-      limits = new ProviderLimits(services.config.delivery, row?.n ?? 0, clock.nowMs());
+      limits = new ProviderLimits(services.config.delivery, await recipientsHandedOverSince(db, dayStart), clock.nowMs());
     })
     .catch((error: unknown) => log.error('queue', 'start-up recovery failed', { error: (error as Error).message }))
     .then(() => {

@@ -6,8 +6,8 @@
 // back alone and its caller gets the error, the rest of the group still commits. The items of one
 // WriteBatch are handed to its run() together, under one savepoint, so a hundred admissions cost a
 // handful of statements rather than a hundred times a dozen (every statement is a trip to the
-// sqlite3 thread pool and back through the event loop); they commit in a transaction of their own,
-// ahead of the single writes that queued with them. Both resolve only after COMMIT has returned,
+// sqlite3 thread pool and back through the event loop); a batch marked `ahead` (admissions) commits
+// in a transaction of its own, before the other writes that queued with it. Both resolve only after COMMIT has returned,
 // so a caller that answers 202 afterwards has its rows on disk.
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +49,8 @@ export interface Queryable {
  */
 export interface WriteBatch<I, R> {
   run(tx: Queryable, items: I[]): Promise<Array<PromiseSettledResult<R>>>;
+  /** Commits in a transaction of its own, ahead of the other writes queued with it (admissions). */
+  ahead?: boolean;
 }
 
 export interface Db extends Pick<Queryable, 'dialect' | 'get' | 'all'> {
@@ -229,10 +231,11 @@ class GroupCommitWriter {
     try {
       while (this.queue.length > 0) {
         const group = this.queue.splice(0, MAX_GROUP);
-        // Batched writes commit on their own, ahead of the single writes that queued with them:
-        // a client waiting on an admission then waits for its batch's few statements, not also
-        // for the delivery worker's many small writes. Two fsyncs a round instead of one.
-        for (const part of [group.filter((w) => 'batch' in w), group.filter((w) => 'fn' in w)]) {
+        // Batches marked `ahead` (admissions) commit on their own, before the other writes that
+        // queued with them: a client waiting on an admission then waits for its batch's few
+        // statements, not also for the delivery worker's. Two fsyncs a round instead of one.
+        const ahead = (w: PendingWrite) => 'batch' in w && w.batch.ahead === true;
+        for (const part of [group.filter(ahead), group.filter((w) => !ahead(w))]) {
           if (part.length > 0) await this.commitGroup(unitsOf(part));
         }
       }

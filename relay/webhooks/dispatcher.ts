@@ -4,7 +4,7 @@
 // one is due on the schedule in schedule.ts, measured from the previous attempt on the relay clock.
 // Everything lives in SQLite, so pending deliveries simply carry on after a restart.
 import { Agent, request } from 'undici';
-import { signWebhook } from '../../sdk/webhooks.js';
+import { signWebhook } from 'raven-email-sdk';
 import type { RelayServices } from '../services.js';
 import { claimWebhookAttempt, releaseWebhookAttempt } from '../storage/postgres/queue.js';
 import { nextAttemptAtMs, WEBHOOK_MAX_ATTEMPTS } from './schedule.js';

@@ -1,6 +1,6 @@
 /** ravenctl emails list: a page of emails (or all of them), newest first. */
 import { Option, type Command } from 'commander';
-import type { EmailListQuery, EmailStatus, EmailSummary } from '../../../sdk/index.js';
+import type { EmailListQuery, EmailStatus, EmailSummary } from 'raven-email-sdk';
 import { action } from '../../context.js';
 import { addHelp, AUTH_CODES, parseIntegerOption } from '../../help.js';
 import { renderEmailList } from '../../render.js';

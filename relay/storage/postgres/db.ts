@@ -37,10 +37,20 @@ function values(params: Params | undefined): unknown[] {
 /** A connection (or the pool) speaking the repositories' SQL. */
 class PgQueryable implements Queryable {
   readonly dialect = 'postgres';
+  // A transaction's statements may be issued together (Promise.all): they run one after the
+  // other on its one connection, in the order issued.
+  private tail: Promise<unknown> = Promise.resolve();
   constructor(private readonly client: pg.Pool | pg.PoolClient) {}
 
+  private query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+    if (this.client instanceof pg.Pool) return this.client.query(sql, params);
+    const result = this.tail.then(() => this.client.query(sql, params));
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
   async run(sql: string, params?: Params): Promise<RunResult> {
-    const result = await this.client.query(toPostgresPlaceholders(sql), values(params));
+    const result = await this.query(toPostgresPlaceholders(sql), values(params));
     return { changes: result.rowCount ?? 0, lastID: 0 };
   }
 
@@ -49,12 +59,12 @@ class PgQueryable implements Queryable {
   }
 
   async all<T>(sql: string, params?: Params): Promise<T[]> {
-    const result = await this.client.query(toPostgresPlaceholders(sql), values(params));
+    const result = await this.query(toPostgresPlaceholders(sql), values(params));
     return result.rows as T[];
   }
 
   async lock(name: string): Promise<void> {
-    await this.client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [name]);
+    await this.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [name]);
   }
 }
 

@@ -1,6 +1,6 @@
 /** ravenctl relay keys create --project P --name N --permission email:send|email:read */
 import type { Command } from 'commander';
-import type { Permission } from '../../../../sdk/index.js';
+import type { Permission } from 'raven-email-sdk';
 import { adminAction } from '../../../admin.js';
 import { renderFields } from '../../../output.js';
 

@@ -1,6 +1,6 @@
 /** ravenctl relay projects create --workspace W --name N --environment development|production */
 import type { Command } from 'commander';
-import type { Environment } from '../../../../sdk/index.js';
+import type { Environment } from 'raven-email-sdk';
 import { adminAction, renderResource } from '../../../admin.js';
 
 const ENVIRONMENTS = ['development', 'production'] as const;

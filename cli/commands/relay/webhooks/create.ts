@@ -1,6 +1,6 @@
 /** ravenctl relay webhooks create --project P --url U --events a,b|* (the secret is shown once) */
 import type { Command } from 'commander';
-import type { CreateWebhookEndpointParams } from '../../../../sdk/index.js';
+import type { CreateWebhookEndpointParams } from 'raven-email-sdk';
 import { adminAction } from '../../../admin.js';
 import { renderFields } from '../../../output.js';
 

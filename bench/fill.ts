@@ -1,0 +1,61 @@
+// Filling a relay's database with delivered-looking emails, for the reads and memory figures.
+import { EMAIL_COLUMNS } from '../relay/domain/admission.js';
+import type { Bootstrap } from '../relay/domain/tenancy.js';
+import type { Db } from '../relay/storage/db.js';
+import { insertRows } from '../relay/storage/rows.js';
+
+// The reads section's data set, written straight through the relay's own writer code and schema
+// (not through the API, which would take minutes), from the bench's process, so the relay's
+// memory holds what serving the emails costs and not the fill's garbage. Emails from the past 30
+// days, oldest first, with the rows a delivered email has (recipients, its events, a finished job). Statuses are mostly delivered;
+// the first To address comes from 10,000 customers, so a recipient filter matches about 10 emails.
+export async function fillEmails(db: Db, b: Bootstrap, n: number): Promise<void> {
+  const STATUSES = [['delivered', 85], ['sent', 5], ['bounced', 4], ['failed', 2], ['suppressed', 2], ['delivery_unknown', 2]] as const;
+  const statusOf = (i: number) => {
+    let r = (i * 7919) % 100;
+    for (const [status, share] of STATUSES) if ((r -= share) < 0) return status;
+    return 'delivered';
+  };
+  const outcomeEvent: Record<string, string> = { delivered: 'email.delivered', sent: 'email.sent', bounced: 'email.bounced', failed: 'email.failed', delivery_unknown: 'email.delivery_unknown' };
+  const startMs = Date.now() - 30 * 86_400_000;
+  const stepMs = (30 * 86_400_000) / n;
+  const PER_STATEMENT = 2_500;
+  const PER_TRANSACTION = 10_000;
+  // seq is given, not left to AUTOINCREMENT, so the recipients can carry it (email_seq).
+  const firstSeq = ((await db.get<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM emails'))?.seq ?? 0) + 1;
+  for (let from = 0; from < n; from += PER_TRANSACTION) {
+    await db.write(async (tx) => {
+      for (let chunk = from; chunk < Math.min(n, from + PER_TRANSACTION); chunk += PER_STATEMENT) {
+        const emails: unknown[][] = [];
+        const recipients: unknown[][] = [];
+        const events: unknown[][] = [];
+        const jobs: unknown[][] = [];
+        for (let i = chunk; i < Math.min(n, chunk + PER_STATEMENT); i++) {
+          const id = `em_fill${String(i).padStart(19, '0')}`;
+          const at = new Date(startMs + i * stepMs).toISOString();
+          const status = statusOf(i);
+          const to = [`customer${(i * 31) % 10_000}@${b.domain}`, `ops${i % 7}@${b.domain}`];
+          const suppressed = status === 'suppressed';
+          const seq = firstSeq + i;
+          emails.push([
+            seq, id, b.projectId, b.workspaceId, b.keyId, status, `Shop <shop@${b.domain}>`, JSON.stringify(to), '[]', '[]', null,
+            `Your receipt #${i}`, 'Thanks for your order. '.repeat(38), null, '{}', JSON.stringify({ category: i % 3 ? 'receipt' : 'shipping' }),
+            '{}', 1, suppressed ? 'hard_bounce' : null, at, at, at,
+          ]);
+          to.forEach((address, position) => recipients.push([id, seq, position, address, address, 'to', status, at]));
+          events.push([`evt_fill${String(i).padStart(18, '0')}a`, id, b.projectId, suppressed ? 'email.suppressed' : 'email.queued', null, null, '{}', at]);
+          if (!suppressed) {
+            to.forEach((address, position) =>
+              events.push([`evt_fill${String(i).padStart(18, '0')}${position}`, id, b.projectId, outcomeEvent[status], address, 'to', '{}', at]),
+            );
+            jobs.push([id, 'done', at, 1, at, at]);
+          }
+        }
+        await insertRows(tx, 'emails', ['seq', ...EMAIL_COLUMNS], emails);
+        await insertRows(tx, 'recipients', ['email_id', 'email_seq', 'position', 'address', 'address_lc', 'type', 'status', 'updated_at'], recipients);
+        await insertRows(tx, 'events', ['id', 'email_id', 'project_id', 'type', 'recipient', 'recipient_type', 'payload_json', 'occurred_at'], events);
+        await insertRows(tx, 'jobs', ['email_id', 'state', 'run_at', 'attempts', 'created_at', 'updated_at'], jobs);
+      }
+    });
+  }
+}

@@ -1,0 +1,142 @@
+// The rows an outcome reads and changes (emails, recipients, suppressions, pending complaints),
+// read and written for many emails at once: a statement per table, whatever the number of emails,
+// because every statement is a trip to the sqlite3 thread pool and back.
+import type { RecipientStatus } from '../domain/outcomes.js';
+import type { Queryable } from './db.js';
+import { insertRows, runWithRows } from './rows.js';
+
+export interface OutcomeEmailRow {
+  id: string;
+  project_id: string;
+  workspace_id: string;
+  test_mode: number;
+  tags_json: string;
+  terminal_at: string | null;
+}
+
+export interface OutcomeRecipientRow {
+  email_id: string;
+  position: number;
+  address: string;
+  address_lc: string;
+  type: 'to' | 'cc' | 'bcc';
+  status: RecipientStatus;
+}
+
+export interface OutcomeRows {
+  emails: OutcomeEmailRow[];
+  /** In (email, position) order. */
+  recipients: OutcomeRecipientRow[];
+  pendingComplaints: Array<{ email_id: string; address_lc: string }>;
+}
+
+/**
+ * The emails, their recipients and the complaints waiting for them; three statements issued
+ * together. On PostgreSQL the emails' rows are locked first (in id order), so two units of work
+ * deciding outcomes of one email (its delivery, a complaint, a lease recovery on another relay)
+ * take turns, the second reading what the first committed; SQLite's single writer already does.
+ */
+export async function loadOutcomeRows(tx: Queryable, emailIds: readonly string[]): Promise<OutcomeRows> {
+  const ids = JSON.stringify([...new Set(emailIds)]);
+  const lock = tx.dialect === 'postgres' ? ' ORDER BY id FOR UPDATE' : '';
+  const [emails, recipients, pendingComplaints] = await Promise.all([
+    tx.all<OutcomeEmailRow>(
+      `SELECT id, project_id, workspace_id, test_mode, tags_json, terminal_at FROM emails WHERE id IN (SELECT value FROM json_each(?))${lock}`,
+      [ids],
+    ),
+    tx.all<OutcomeRecipientRow>(
+      `SELECT email_id, position, address, address_lc, type, status FROM recipients
+        WHERE email_id IN (SELECT value FROM json_each(?)) ORDER BY email_id, position`,
+      [ids],
+    ),
+    tx.all<{ email_id: string; address_lc: string }>(
+      'SELECT email_id, address_lc FROM pending_complaints WHERE email_id IN (SELECT value FROM json_each(?))',
+      [ids],
+    ),
+  ]);
+  return { emails, recipients, pendingComplaints };
+}
+
+export interface RecipientChange {
+  emailId: string;
+  position: number;
+  status: RecipientStatus;
+  /** Delivery attempts to add to the recipient's count. */
+  attempts: number;
+}
+
+export interface EmailChange {
+  emailId: string;
+  status: string;
+  /** Kept only when the email has none yet. */
+  providerMessageId: string | null;
+  /** terminal_at is set to now unless it is set already. */
+  terminal: boolean;
+}
+
+/** The changes of one recording session; each list holds at most one entry per row it changes. */
+export interface OutcomeChanges {
+  recipients: RecipientChange[];
+  emails: EmailChange[];
+  suppressions: Array<{ workspaceId: string; addressLc: string; reason: 'hard_bounce' | 'complaint' }>;
+  complaintsApplied: Array<{ emailId: string; addressLc: string }>;
+  complaintsWaiting: Array<{ emailId: string; addressLc: string }>;
+}
+
+/** Writes the changes, one statement per kind of change (none for an empty kind). */
+export async function applyOutcomeChanges(tx: Queryable, changes: OutcomeChanges, now: string): Promise<void> {
+  const writes: Array<Promise<void>> = [];
+  if (changes.recipients.length > 0) {
+    writes.push(
+      runWithRows(
+        tx,
+        `UPDATE recipients SET status = value->>2, attempts = attempts + CAST(value->>3 AS INTEGER), updated_at = value->>4
+           FROM json_each(?) WHERE email_id = value->>0 AND position = CAST(value->>1 AS INTEGER)`,
+        changes.recipients.map((r) => [r.emailId, r.position, r.status, r.attempts, now]),
+      ),
+    );
+  }
+  if (changes.emails.length > 0) {
+    writes.push(
+      runWithRows(
+        tx,
+        `UPDATE emails SET status = value->>1, updated_at = value->>3,
+           provider_message_id = COALESCE(provider_message_id, value->>2),
+           terminal_at = CASE WHEN CAST(value->>4 AS INTEGER) = 1 AND terminal_at IS NULL THEN value->>3 ELSE terminal_at END
+         FROM json_each(?) WHERE emails.id = value->>0`,
+        changes.emails.map((e) => [e.emailId, e.status, e.providerMessageId, now, e.terminal ? 1 : 0]),
+      ),
+    );
+  }
+  // An existing suppression (manual, or an earlier bounce) is kept as it is.
+  writes.push(
+    insertRows(
+      tx,
+      'suppressions',
+      ['workspace_id', 'address_lc', 'reason', 'created_at'],
+      changes.suppressions.map((s) => [s.workspaceId, s.addressLc, s.reason, now]),
+      'ON CONFLICT (workspace_id, address_lc) DO NOTHING',
+    ),
+  );
+  if (changes.complaintsApplied.length > 0) {
+    writes.push(
+      runWithRows(
+        tx,
+        'DELETE FROM pending_complaints WHERE (email_id, address_lc) IN (SELECT value->>0, value->>1 FROM json_each(?))',
+        changes.complaintsApplied.map((c) => [c.emailId, c.addressLc]),
+      ),
+    );
+  }
+  writes.push(
+    insertRows(
+      tx,
+      'pending_complaints',
+      ['email_id', 'address_lc', 'created_at'],
+      changes.complaintsWaiting.map((c) => [c.emailId, c.addressLc, now]),
+      'ON CONFLICT DO NOTHING',
+    ),
+  );
+  // Settled, not Promise.all: the caller's ROLLBACK TO must not overtake a statement still running.
+  const failed = (await Promise.allSettled(writes)).find((w) => w.status === 'rejected');
+  if (failed) throw failed.reason;
+}

@@ -1,0 +1,54 @@
+// What the worker reads to dispatch the emails it claimed: each email's message columns, its
+// recipients still waiting, and the DKIM keys of its project, for a whole claim in three statements.
+import type { EmailForMime } from '../delivery/mime.js';
+import type { Db } from './db.js';
+
+export interface PendingRecipient {
+  address: string;
+  address_lc: string;
+  position: number;
+}
+
+export interface DispatchEmail extends EmailForMime {
+  project_id: string;
+  /** In position order. */
+  pending: PendingRecipient[];
+}
+
+export interface DomainKeyRow {
+  project_id: string;
+  name: string;
+  dkim_selector: string;
+  dkim_private_key: string | null;
+}
+
+export interface DispatchBatch {
+  emails: Map<string, DispatchEmail>;
+  /** Verified domains of the emails' projects. */
+  domainKeys: DomainKeyRow[];
+}
+
+export async function loadDispatchBatch(db: Pick<Db, 'all'>, emailIds: readonly string[], pendingStatuses: readonly string[]): Promise<DispatchBatch> {
+  const ids = JSON.stringify(emailIds);
+  const [rows, recipients, domainKeys] = await Promise.all([
+    db.all<Omit<DispatchEmail, 'pending'>>(
+      `SELECT id, project_id, from_address, to_json, cc_json, reply_to, subject, text_body, html_body, headers_json
+         FROM emails WHERE id IN (SELECT value FROM json_each(?))`,
+      [ids],
+    ),
+    db.all<PendingRecipient & { email_id: string }>(
+      `SELECT email_id, address, address_lc, position FROM recipients
+        WHERE email_id IN (SELECT value FROM json_each(?)) AND status IN (SELECT value FROM json_each(?))
+        ORDER BY email_id, position`,
+      [ids, JSON.stringify(pendingStatuses)],
+    ),
+    db.all<DomainKeyRow>(
+      `SELECT project_id, name, dkim_selector, dkim_private_key FROM domains
+        WHERE status = 'verified' AND project_id IN (SELECT project_id FROM emails WHERE id IN (SELECT value FROM json_each(?)))`,
+      [ids],
+    ),
+  ]);
+  const emails = new Map<string, DispatchEmail>(rows.map((row) => [row.id, { ...row, pending: [] }]));
+  for (const { email_id, ...recipient } of recipients) emails.get(email_id)?.pending.push(recipient);
+  return { emails, domainKeys };
+}
