@@ -32,6 +32,8 @@ export interface ClusterOptions {
   /** Merged into the relays' JSON config file. */
   config?: Record<string, unknown>;
   extraArgs?: string[];
+  /** Arguments for the i-th relay only (its own upstream, for instance). */
+  relayArgs?: (i: number) => string[];
   /** The server to create the database on (default: the test run's). */
   serverUrl?: string;
 }
@@ -56,11 +58,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const relays: RelayProcess[] = [];
 
   const addRelay = async () => {
+    const i = count++;
     const relay = await startRelayProcess({
-      dataDir: path.join(dir, `relay-${count++}`),
+      dataDir: path.join(dir, `relay-${i}`),
       adminToken: ADMIN_TOKEN,
       config: configFile,
-      extraArgs: ['--database', database.url, ...(options.extraArgs ?? [])],
+      extraArgs: ['--database', database.url, ...(options.extraArgs ?? []), ...(options.relayArgs?.(i) ?? [])],
     });
     relays.push(relay);
     return relay;

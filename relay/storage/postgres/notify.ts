@@ -15,6 +15,7 @@ export class PostgresNotifier extends EventEmitter {
   private client: pg.Client | undefined;
   private stopped = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private sending: Promise<boolean> = Promise.resolve(true);
 
   constructor(
     private readonly url: string,
@@ -62,15 +63,17 @@ export class PostgresNotifier extends EventEmitter {
   }
 
   /** Sends message to every relay listening, this one included; false if it could not be sent. */
-  async publish(message: unknown): Promise<boolean> {
+  publish(message: unknown): Promise<boolean> {
     const payload = JSON.stringify(message);
-    if (!this.client || Buffer.byteLength(payload) > MAX_NOTIFY_BYTES) return false;
-    try {
+    if (Buffer.byteLength(payload) > MAX_NOTIFY_BYTES) return Promise.resolve(false);
+    // One statement at a time on the connection, in the order published.
+    const sent = this.sending.then(async () => {
+      if (!this.client) return false;
       await this.client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]);
       return true;
-    } catch {
-      return false;
-    }
+    });
+    this.sending = sent.catch(() => false);
+    return this.sending;
   }
 
   async stop(): Promise<void> {
