@@ -527,8 +527,8 @@ if (SECTIONS.has('cli')) {
   const ver = timeCmd(['dist/cli/main.js', '--version']);
   const dry = timeCmd(['dist/cli/main.js', 'send', '--dry-run', '--from', 'a@example.test', '--to', 'b@example.test', '--subject', 's', '--text', 't', '--api-key', 'rr_test_x']);
   console.log(`node -e 0                 ${base.toFixed(0)} ms`);
-  console.log(`ravenctl --version        ${ver.toFixed(0)} ms  (+${(ver - base).toFixed(0)} ms over node)`);
-  console.log(`ravenctl send --dry-run   ${dry.toFixed(0)} ms  (+${(dry - base).toFixed(0)} ms over node)`);
+  console.log(`ravenctl --version        ${ver.toFixed(0)} ms  (+${(ver - base).toFixed(0)} ms over node, ${(ver / base).toFixed(2)}x; target <= 1.25x)`);
+  console.log(`ravenctl send --dry-run   ${dry.toFixed(0)} ms  (+${(dry - base).toFixed(0)} ms over node, ${(dry / base).toFixed(2)}x; target <= 1.5x)`);
 }
 
 if (SECTIONS.has('reads')) await reads(READS_EMAILS);

@@ -5,7 +5,8 @@
 /** The header section of a raw message: everything before the first empty line. */
 function headerSection(raw: Buffer): string {
   const crlf = raw.indexOf('\r\n\r\n');
-  const lf = raw.indexOf('\n\n');
+  // Only before the CRLF one: a CRLF message has no bare blank line, and its body may be 25 MiB.
+  const lf = (crlf >= 0 ? raw.subarray(0, crlf + 2) : raw).indexOf('\n\n');
   const candidates = [crlf, lf].filter((i) => i >= 0);
   const end = candidates.length > 0 ? Math.min(...candidates) : raw.length;
   return raw.subarray(0, end).toString('utf8');

@@ -18,7 +18,8 @@ import { recordComplaint } from '../domain/outcomes.js';
 import { announceEvents } from '../domain/timeline.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
-import { insertCapturedMessage } from '../storage/captured.js';
+import { insertCapturedMessages, type NewCapturedMessage } from '../storage/captured.js';
+import type { WriteBatch } from '../storage/db.js';
 import { headerValue, parseHeaders } from './headers.js';
 import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
 import type { ListenerTls } from './tls.js';
@@ -79,6 +80,13 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
   const reports = createReportMailbox(services);
   // Development (the sink provider) captures any mail; a production listener is only the report MX.
   const capturesMail = services.config.delivery.provider === 'sink';
+  // The messages that arrive while a commit is in flight are stored in one unit of the next group.
+  const captures: WriteBatch<NewCapturedMessage, void> = {
+    run: async (tx, messages) => {
+      await insertCapturedMessages(tx, messages);
+      return messages.map(() => ({ status: 'fulfilled', value: undefined }));
+    },
+  };
 
   /** Counts an attempt; true when it is the first, which the `delayed` simulation defers. */
   async function firstAttempt(key: string, addressLc: string): Promise<boolean> {
@@ -168,9 +176,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     const emailId = emailIdFromEnvelopeSender(from);
     const id = newId('msg', clock.nowMs());
     const subject = headerValue(parseHeaders(raw), 'subject');
-    await db.write((tx) =>
-      insertCapturedMessage(tx, { id, envelopeFrom: from, envelopeTo: to, subject, raw, emailId: emailId ?? null, receivedAt: clock.iso() }),
-    );
+    await db.writeBatched(captures, { id, envelopeFrom: from, envelopeTo: to, subject, raw, emailId: emailId ?? null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
     return { id, emailId };
   }

@@ -1,5 +1,6 @@
 // Mail captured by the SMTP sink: captured_messages + captured_recipients.
 import type { Db, Queryable } from './db.js';
+import { allStatements, insertRows } from './rows.js';
 
 export interface CapturedSummary {
   id: string;
@@ -40,24 +41,27 @@ function summary(row: CapturedRow): CapturedSummary {
   };
 }
 
-export async function insertCapturedMessage(tx: Queryable, message: NewCapturedMessage): Promise<void> {
-  await tx.run(
-    `INSERT INTO captured_messages (id, envelope_from, envelope_to_json, subject, size, raw, email_id, received_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      message.id,
-      message.envelopeFrom,
-      JSON.stringify(message.envelopeTo),
-      message.subject,
-      message.raw.length,
-      message.raw,
-      message.emailId,
-      message.receivedAt,
-    ],
+/** Many messages in a statement per table (a raw body each: the messages' own statements are issued together). */
+export async function insertCapturedMessages(tx: Queryable, messages: readonly NewCapturedMessage[]): Promise<void> {
+  const inserts = messages.map((message) =>
+    tx.run(
+      `INSERT INTO captured_messages (id, envelope_from, envelope_to_json, subject, size, raw, email_id, received_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        message.id,
+        message.envelopeFrom,
+        JSON.stringify(message.envelopeTo),
+        message.subject,
+        message.raw.length,
+        message.raw,
+        message.emailId,
+        message.receivedAt,
+      ],
+    ),
   );
-  for (const address of new Set(message.envelopeTo.map((a) => a.toLowerCase()))) {
-    await tx.run('INSERT INTO captured_recipients (message_id, address_lc) VALUES (?, ?)', [message.id, address]);
-  }
+  await allStatements(inserts);
+  const recipients = messages.flatMap((m) => [...new Set(m.envelopeTo.map((a) => a.toLowerCase()))].map((address) => [m.id, address]));
+  await insertRows(tx, 'captured_recipients', ['message_id', 'address_lc'], recipients);
 }
 
 /** Newest first; `to` matches an envelope recipient, case-insensitively. */

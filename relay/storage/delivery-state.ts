@@ -3,7 +3,7 @@
 // because every statement is a trip to the sqlite3 thread pool and back.
 import type { RecipientStatus } from '../domain/outcomes.js';
 import type { Queryable } from './db.js';
-import { insertRows, runWithRows } from './rows.js';
+import { allStatements, insertRows, runWithRows } from './rows.js';
 
 export interface OutcomeEmailRow {
   id: string;
@@ -136,7 +136,5 @@ export async function applyOutcomeChanges(tx: Queryable, changes: OutcomeChanges
       'ON CONFLICT DO NOTHING',
     ),
   );
-  // Settled, not Promise.all: the caller's ROLLBACK TO must not overtake a statement still running.
-  const failed = (await Promise.allSettled(writes)).find((w) => w.status === 'rejected');
-  if (failed) throw failed.reason;
+  await allStatements(writes);
 }

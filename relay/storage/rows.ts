@@ -48,3 +48,12 @@ export async function insertRows(tx: Queryable, table: string, columns: readonly
   // WHERE true: without it SQLite would read ON CONFLICT as part of the SELECT's join.
   await runWithRows(tx, `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values} FROM json_each(?) WHERE true ${onConflict}`, rows);
 }
+
+/**
+ * Waits for statements issued together and throws the first failure, only once every one has
+ * settled: a caller's ROLLBACK TO must not overtake a statement still running.
+ */
+export async function allStatements(statements: ReadonlyArray<Promise<unknown>>): Promise<void> {
+  const failed = (await Promise.allSettled(statements)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
