@@ -1,7 +1,7 @@
 // Filling a relay's database with delivered-looking emails, for the reads and memory figures.
-import { EMAIL_COLUMNS } from '../relay/domain/admission.js';
 import type { Bootstrap } from '../relay/domain/tenancy.js';
 import type { Db } from '../relay/storage/db.js';
+import { EMAIL_COLUMNS } from '../relay/storage/emails.js';
 import { insertRows } from '../relay/storage/rows.js';
 
 // The reads section's data set, written straight through the relay's own writer code and schema

@@ -14,8 +14,13 @@ import { canonicalJson } from '../http/strict-json.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
-import { insertRows, runWithRows } from '../storage/rows.js';
+import { verifiedDomainsOf } from '../storage/domains.js';
+import { insertEmails, insertRecipients } from '../storage/emails.js';
+import { idempotencyLock, insertIdempotencyRows, rememberedResults, type RememberedRow } from '../storage/idempotency.js';
+import { insertReadyJobs, type NewJob } from '../storage/jobs.js';
+import { suppressionsOf } from '../storage/suppressions.js';
 import { readRateHits, writeRateHits, type RateWindowQuery } from '../storage/postgres/rate-hits.js';
+import { chargeUsage, keyScope, usageLock, usageOf, workspaceScope } from '../storage/usage.js';
 import type { KeyPrincipal } from './auth.js';
 import { allRecipients, parseSendRequest, type SendRequest } from './send-request.js';
 import { announceEvents, recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
@@ -71,11 +76,7 @@ interface Admitted {
 }
 
 /** An admission result as remembered under its Idempotency-Key. */
-interface Remembered {
-  body_hash: string;
-  status_code: 200 | 202;
-  response_json: string;
-}
+type Remembered = Pick<RememberedRow, 'body_hash' | 'status_code' | 'response_json'>;
 
 const batches = new WeakMap<RelayServices, WriteBatch<Admission, Admitted>>();
 
@@ -88,36 +89,25 @@ function admissionBatch(services: RelayServices): WriteBatch<Admission, Admitted
   return batch;
 }
 
+const unique = <T>(xs: T[]) => [...new Set(xs)];
 const idempotencyScope = (projectId: string, key: string) => `${projectId}\n${key}`;
 const suppressionScope = (workspaceId: string, addressLc: string) => `${workspaceId}\n${addressLc}`;
 
 /** What the batch needs to know from the database, read once for all its admissions. */
 async function readState(tx: Queryable, items: Admission[], month: string) {
-  const withKey = items.filter((a) => a.idempotencyKey !== undefined);
-  const unique = <T>(xs: T[]) => [...new Set(xs)];
-  const json = (x: unknown) => JSON.stringify(x);
+  const idempotencyKeys = items.flatMap((a) => (a.idempotencyKey === undefined ? [] : [[a.key.projectId, a.idempotencyKey] as const]));
+  const scopes = unique(items.flatMap((a) => [workspaceScope(a.key.workspaceId), keyScope(a.key.keyId)]));
+  // Across relays on one database, the keys and counters this batch decides on are its own until
+  // it commits (taken in one order, so two batches never wait on each other).
+  for (const name of unique([...idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key)), ...scopes.map(usageLock)]).sort()) {
+    await tx.lock(name);
+  }
   // Issued together: the four reads share one trip to the thread pool.
   const [remembered, domains, suppressions, usage] = await Promise.all([
-    withKey.length === 0
-      ? []
-      : tx.all<Remembered & { project_id: string; key: string }>(
-          `SELECT project_id, key, body_hash, status_code, response_json FROM idempotency_keys
-            WHERE (project_id, key) IN (SELECT value->>0, value->>1 FROM json_each(?))`,
-          [json(withKey.map((a) => [a.key.projectId, a.idempotencyKey]))],
-        ),
-    tx.all<{ project_id: string; name: string }>(
-      "SELECT project_id, name FROM domains WHERE project_id IN (SELECT value FROM json_each(?)) AND status = 'verified'",
-      [json(unique(items.map((a) => a.key.projectId)))],
-    ),
-    tx.all<{ workspace_id: string; address_lc: string; reason: string }>(
-      `SELECT workspace_id, address_lc, reason FROM suppressions
-        WHERE (workspace_id, address_lc) IN (SELECT value->>0, value->>1 FROM json_each(?))`,
-      [json(items.flatMap((a) => allRecipients(a.request).map((r) => [a.key.workspaceId, r.mailbox.address.toLowerCase()])))],
-    ),
-    tx.all<{ scope: string; used: number }>(
-      'SELECT scope, used FROM usage_counters WHERE scope IN (SELECT value FROM json_each(?)) AND month = ?',
-      [json(unique(items.flatMap((a) => [`ws:${a.key.workspaceId}`, `key:${a.key.keyId}`]))), month],
-    ),
+    rememberedResults(tx, idempotencyKeys),
+    verifiedDomainsOf(tx, unique(items.map((a) => a.key.projectId))),
+    suppressionsOf(tx, items.flatMap((a) => allRecipients(a.request).map((r) => [a.key.workspaceId, r.mailbox.address.toLowerCase()] as const))),
+    usageOf(tx, scopes, month),
   ]);
   const verified = new Map<string, Set<string>>();
   for (const d of domains) {
@@ -138,51 +128,41 @@ type BatchState = Awaited<ReturnType<typeof readState>>;
 class BatchRows {
   readonly emails: unknown[][] = [];
   readonly recipients: unknown[][] = [];
-  readonly jobs: unknown[][] = [];
+  readonly jobs: NewJob[] = [];
   readonly events: Array<{ email: EmailRef; event: NewEvent }> = [];
   readonly idempotency: unknown[][] = [];
   readonly charges = new Map<string, number>();
 
   /** The emails first (the other rows refer to them), then the rest together. */
   async write(tx: Queryable, month: string): Promise<StoredEvent[]> {
-    await insertRows(tx, 'emails', EMAIL_COLUMNS, this.emails);
+    await insertEmails(tx, this.emails);
     const [events] = await Promise.all([
       recordEvents(tx, this.events),
       insertRecipients(tx, this.recipients),
-      insertRows(tx, 'jobs', ['email_id', 'state', 'run_at', 'attempts', 'created_at', 'updated_at'], this.jobs),
-      insertRows(tx, 'idempotency_keys', IDEMPOTENCY_COLUMNS, this.idempotency),
-      insertRows(
-        tx,
-        'usage_counters',
-        ['scope', 'month', 'used'],
-        [...this.charges].map(([scope, used]) => [scope, month, used]),
-        'ON CONFLICT (scope, month) DO UPDATE SET used = usage_counters.used + excluded.used',
-      ),
+      insertReadyJobs(tx, this.jobs),
+      insertIdempotencyRows(tx, this.idempotency),
+      chargeUsage(tx, this.charges, month),
     ]);
     return events;
   }
 }
 
 /**
- * Several relays on one PostgreSQL database admit at once: before reading, the batch locks every
- * idempotency key, quota counter and rate window it may touch (in one order, so two batches never
- * wait on each other in a circle), and adopts the rate windows' hits from the database. SQLite's
- * single writer already runs one batch at a time.
+ * Several relays on one PostgreSQL database admit at once, so the rate windows are the database's:
+ * the batch locks the windows it may count against (in one order, before the idempotency keys
+ * and usage counters readState locks, so two batches never wait on each other in a circle) and
+ * adopts their hits. Returns the longest window, past which stored hits are forgotten. SQLite's
+ * single writer runs one batch at a time, against the limiter's own memory.
  */
-async function lockSharedState(services: RelayServices, tx: Queryable, items: Admission[], nowMs: number): Promise<number> {
+async function adoptSharedRateWindows(services: RelayServices, tx: Queryable, items: Admission[], nowMs: number): Promise<number> {
   services.rateLimiter.drainRecorded(); // hits of a batch that rolled back were never stored
   const windows = new Map<string, RateWindowQuery>();
-  const names = new Set<string>();
-  for (const { key, idempotencyKey } of items) {
-    if (idempotencyKey !== undefined) names.add(`idempotency:${idempotencyScope(key.projectId, idempotencyKey)}`);
-    names.add(`usage:ws:${key.workspaceId}`).add(`usage:key:${key.keyId}`);
+  for (const { key } of items) {
     for (const w of services.rateLimiter.windows(key)) {
-      if (w.limit <= 0) continue;
-      windows.set(w.scope, { scope: w.scope, windowMs: w.windowMs, limit: w.limit });
-      names.add(`rate:${w.scope}`);
+      if (w.limit > 0) windows.set(w.scope, { scope: w.scope, windowMs: w.windowMs, limit: w.limit });
     }
   }
-  for (const name of [...names].sort()) await tx.lock(name);
+  for (const scope of [...windows.keys()].sort()) await tx.lock(`rate:${scope}`);
   for (const [scope, hits] of await readRateHits(tx, [...windows.values()], nowMs)) services.rateLimiter.adopt(scope, hits);
   return Math.max(0, ...[...windows.values()].map((w) => w.windowMs));
 }
@@ -191,7 +171,7 @@ async function admitBatch(services: RelayServices, tx: Queryable, items: Admissi
   const nowMs = services.clock.nowMs();
   const month = utcMonth(nowMs);
   const shared = tx.dialect === 'postgres';
-  const longestWindowMs = shared ? await lockSharedState(services, tx, items, nowMs) : 0;
+  const longestWindowMs = shared ? await adoptSharedRateWindows(services, tx, items, nowMs) : 0;
   const state = await readState(tx, items, month);
   const rows = new BatchRows();
   const decided = items.map((item): PromiseSettledResult<{ result: AdmissionResult; event?: number }> => {
@@ -262,7 +242,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
       : { status: 200, body: { id: emailId, status: 'suppressed', reason }, replayed: false };
   const ref = addEmail(rows, key, request, emailId, reason, now);
   if (reason === undefined) {
-    rows.jobs.push([emailId, 'ready', now, 0, now, now]);
+    rows.jobs.push({ emailId, runAt: now });
     rows.events.push({ email: ref, event: { type: 'email.queued', occurredAt: now } });
   } else {
     rows.events.push({ email: ref, event: { type: 'email.suppressed', occurredAt: now, data: { reason } } });
@@ -282,9 +262,9 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
 function chargeQuota(services: RelayServices, state: BatchState, rows: BatchRows, key: KeyPrincipal, recipients: number, nowMs: number): void {
   const { limits } = services.config;
   const caps: Array<{ scope: string; limit: number; label: string }> = [
-    { scope: `ws:${key.workspaceId}`, limit: limits.workspaceMonthlyRecipients, label: 'workspace' },
+    { scope: workspaceScope(key.workspaceId), limit: limits.workspaceMonthlyRecipients, label: 'workspace' },
   ];
-  if (key.testMode) caps.push({ scope: `key:${key.keyId}`, limit: limits.testKeyMonthlyRecipients, label: 'development key' });
+  if (key.testMode) caps.push({ scope: keyScope(key.keyId), limit: limits.testKeyMonthlyRecipients, label: 'development key' });
   for (const cap of caps) {
     const used = state.used.get(cap.scope) ?? 0;
     if (used + recipients > cap.limit) {
@@ -299,30 +279,12 @@ function chargeQuota(services: RelayServices, state: BatchState, rows: BatchRows
     }
   }
   // Live keys have no cap of their own, but their usage is still counted for the usage view.
-  for (const scope of [`ws:${key.workspaceId}`, `key:${key.keyId}`]) {
+  for (const scope of [workspaceScope(key.workspaceId), keyScope(key.keyId)]) {
     state.used.set(scope, (state.used.get(scope) ?? 0) + recipients);
     rows.charges.set(scope, (rows.charges.get(scope) ?? 0) + recipients);
   }
 }
 
-/** Rows of [email_id, position, address, address_lc, type, status, updated_at]. */
-function insertRecipients(tx: Queryable, rows: unknown[][]) {
-  // email_seq: the email's place in the list, for the ?recipient= index (migration 0003).
-  return runWithRows(
-    tx,
-    `INSERT INTO recipients (email_id, email_seq, position, address, address_lc, type, status, updated_at)
-     SELECT value->>0, (SELECT seq FROM emails WHERE id = value->>0), CAST(value->>1 AS INTEGER), value->>2, value->>3, value->>4, value->>5, value->>6
-       FROM json_each(?)`,
-    rows,
-  );
-}
-
-export const EMAIL_COLUMNS = [
-  'id', 'project_id', 'workspace_id', 'key_id', 'status', 'from_address', 'to_json', 'cc_json', 'bcc_json', 'reply_to', 'subject',
-  'text_body', 'html_body', 'headers_json', 'tags_json', 'metadata_json', 'test_mode', 'suppression_reason', 'created_at',
-  'updated_at', 'terminal_at',
-];
-const IDEMPOTENCY_COLUMNS = ['project_id', 'key', 'body_hash', 'email_id', 'status_code', 'response_json', 'created_at', 'expires_at'];
 
 function addEmail(
   rows: BatchRows,

@@ -1,5 +1,6 @@
 // Who is calling: API keys for /v1, the admin token for /admin/v1.
 import type { Db } from '../storage/db.js';
+import { findKeyByHash, type KeyAuthRow } from '../storage/keys.js';
 import { ApiError } from '../errors.js';
 import { constantTimeEqual, hashSecret } from '../secrets.js';
 
@@ -10,17 +11,6 @@ export interface KeyPrincipal {
   prefix: 'rr_test_' | 'rr_live_';
   permission: 'email:send' | 'email:read';
   testMode: boolean;
-}
-
-interface KeyRow {
-  id: string;
-  project_id: string;
-  workspace_id: string;
-  prefix: 'rr_test_' | 'rr_live_';
-  permission: 'email:send' | 'email:read';
-  secret_hash: string;
-  revoked_at: string | null;
-  activated_at: string | null;
 }
 
 function bearer(header: string | undefined): string | undefined {
@@ -36,7 +26,7 @@ function bearer(header: string | undefined): string | undefined {
  * now-stale row after the clear.
  */
 export class KeyCache {
-  private readonly rows = new Map<string, KeyRow>();
+  private readonly rows = new Map<string, KeyAuthRow>();
   private generation = 0;
 
   constructor(private readonly limit = 10_000) {}
@@ -46,16 +36,11 @@ export class KeyCache {
     this.generation += 1;
   }
 
-  async lookup(db: Db, digest: string): Promise<KeyRow | undefined> {
+  async lookup(db: Db, digest: string): Promise<KeyAuthRow | undefined> {
     const cached = this.rows.get(digest);
     if (cached) return cached;
     const generation = this.generation;
-    const row = await db.get<KeyRow>(
-      `SELECT k.id, k.project_id, p.workspace_id, k.prefix, k.permission, k.secret_hash, k.revoked_at, w.activated_at
-         FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN workspaces w ON w.id = p.workspace_id
-        WHERE k.secret_hash = ?`,
-      [digest],
-    );
+    const row = await findKeyByHash(db, digest);
     if (row && generation === this.generation) {
       if (this.rows.size >= this.limit) this.rows.clear();
       this.rows.set(digest, row);

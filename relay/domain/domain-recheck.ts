@@ -3,6 +3,7 @@
 // last_checked_at and verified_at are written the same way. "Due" is measured on the relay clock
 // from last_checked_at (advancing the test clock makes domains due); the sleeps are real time.
 import type { RelayServices } from '../services.js';
+import { pendingDomainsCheckedBefore, pendingDomainsSummary } from '../storage/domains.js';
 import { createDnsChecker, type DnsChecker } from './dns-check.js';
 import { verifyDomain, type DnsRecord } from './tenancy.js';
 
@@ -45,12 +46,7 @@ export function startDomainRecheck(s: RelayServices, checker: DnsChecker = creat
 
   async function dueDomains(): Promise<string[]> {
     const cutoff = new Date(clock.nowMs() - intervalMs).toISOString();
-    const rows = await db.all<{ id: string }>(
-      `SELECT id FROM domains WHERE status = 'pending' AND (last_checked_at IS NULL OR last_checked_at <= ?)
-        ORDER BY last_checked_at, id LIMIT ?`,
-      [cutoff, BATCH],
-    );
-    return rows.map((r) => r.id);
+    return pendingDomainsCheckedBefore(db, cutoff, BATCH);
   }
 
   async function recheck(id: string): Promise<void> {
@@ -64,9 +60,7 @@ export function startDomainRecheck(s: RelayServices, checker: DnsChecker = creat
 
   /** Real time until the oldest pending check is due again, within [MIN_SLEEP_MS, interval]. */
   async function untilNextDue(): Promise<number> {
-    const row = await db.get<{ pending: number; oldest: string | null }>(
-      "SELECT COUNT(*) AS pending, MIN(COALESCE(last_checked_at, '')) AS oldest FROM domains WHERE status = 'pending'",
-    );
+    const row = await pendingDomainsSummary(db);
     if (!row || row.pending === 0) return intervalMs;
     const dueAt = row.oldest ? Date.parse(row.oldest) + intervalMs : 0;
     return Math.min(intervalMs, Math.max(Math.min(MIN_SLEEP_MS, intervalMs), dueAt - clock.nowMs()));

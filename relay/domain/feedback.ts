@@ -5,6 +5,7 @@
 // transaction.
 import { parseVerpAddress } from '../delivery/mime.js';
 import type { Queryable } from '../storage/db.js';
+import { listRecipients } from '../storage/emails.js';
 import { recordComplaint, recordRemoteReport, type RemoteReport } from './outcomes.js';
 import type { StoredEvent } from './timeline.js';
 
@@ -70,10 +71,7 @@ interface FoundEmail {
 
 async function findEmail(tx: Queryable, targets: VerpTarget[]): Promise<FoundEmail | undefined> {
   for (const emailId of new Set(targets.map((t) => t.emailId))) {
-    const rows = await tx.all<{ address_lc: string; position: number }>(
-      'SELECT address_lc, position FROM recipients WHERE email_id = ? ORDER BY position',
-      [emailId],
-    );
+    const rows = await listRecipients(tx, emailId);
     if (rows.length === 0) continue;
     const position = targets.find((t) => t.emailId === emailId && t.position !== undefined)?.position;
     const verpRecipient = rows.find((r) => r.position === position)?.address_lc;

@@ -3,29 +3,13 @@
 // so the existence of another key's email is not revealed.
 import { ApiError, validationError, type ErrorDetail } from '../errors.js';
 import type { Db } from '../storage/db.js';
+import { getEmailDetail, listEmailSummaries, listVisibleRecipients, type EmailScope, type EmailSummaryRow } from '../storage/emails.js';
+import { listEmailEvents } from '../storage/events.js';
 import type { KeyPrincipal } from './auth.js';
 
 export const EMAIL_STATUSES = ['queued', 'suppressed', 'sent', 'delivered', 'bounced', 'failed', 'delivery_unknown'] as const;
 
-interface EmailRow {
-  seq: number;
-  id: string;
-  status: string;
-  from_address: string;
-  to_json: string;
-  cc_json: string;
-  subject: string;
-  tags_json: string;
-  test_mode: number;
-  created_at: string;
-  reply_to: string | null;
-  metadata_json: string;
-  provider_message_id: string | null;
-}
-
-const SUMMARY_COLUMNS = 'seq, id, status, from_address, to_json, cc_json, subject, tags_json, test_mode, created_at';
-
-function summary(row: EmailRow) {
+function summary(row: EmailSummaryRow) {
   return {
     id: row.id,
     status: row.status,
@@ -83,40 +67,17 @@ function decodeCursor(cursor: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-function scope(key: KeyPrincipal): { where: string; params: unknown[] } {
-  return key.permission === 'email:read'
-    ? { where: 'e.project_id = ?', params: [key.projectId] }
-    : { where: 'e.project_id = ? AND e.key_id = ?', params: [key.projectId, key.keyId] };
+function scope(key: KeyPrincipal): EmailScope {
+  return key.permission === 'email:read' ? { projectId: key.projectId } : { projectId: key.projectId, keyId: key.keyId };
 }
 
 export async function listEmails(db: Db, key: KeyPrincipal, query: ListQuery) {
-  const s = scope(key);
-  const where = [s.where];
-  const params = [...s.params];
-  // With a recipient, its To rows drive the page: their index is in list order (email_seq is the
-  // email's seq), so the page costs the same whether the address has ten emails or all of them.
-  // An address listed twice in one To gives two rows: GROUP BY keeps one.
-  let from = 'emails e';
-  let order = 'e.seq';
-  if (query.recipient) {
-    from = 'recipients r JOIN emails e ON e.seq = r.email_seq';
-    order = 'r.email_seq';
-    where.push("r.address_lc = ? AND r.type = 'to'");
-    params.push(query.recipient.trim().toLowerCase());
-  }
-  if (query.status) {
-    where.push('e.status = ?');
-    params.push(query.status);
-  }
-  if (query.cursor) {
-    where.push(`${order} < ?`);
-    params.push(decodeCursor(query.cursor));
-  }
-  const rows = await db.all<EmailRow>(
-    `SELECT ${SUMMARY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')} FROM ${from} WHERE ${where.join(' AND ')}
-      ${query.recipient ? `GROUP BY ${order}, e.seq` : ''} ORDER BY ${order} DESC LIMIT ?`,
-    [...params, query.limit + 1],
-  );
+  const rows = await listEmailSummaries(db, scope(key), {
+    status: query.status,
+    recipientLc: query.recipient?.trim().toLowerCase(),
+    beforeSeq: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    limit: query.limit + 1,
+  });
   const page = rows.slice(0, query.limit);
   return {
     emails: page.map(summary),
@@ -125,23 +86,9 @@ export async function listEmails(db: Db, key: KeyPrincipal, query: ListQuery) {
 }
 
 export async function getEmail(db: Db, key: KeyPrincipal, emailId: string) {
-  const s = scope(key);
-  const row = await db.get<EmailRow>(
-    `SELECT e.${SUMMARY_COLUMNS.split(', ').join(', e.')}, e.reply_to, e.metadata_json, e.provider_message_id
-       FROM emails e WHERE e.id = ? AND ${s.where}`,
-    [emailId, ...s.params],
-  );
+  const row = await getEmailDetail(db, scope(key), emailId);
   if (!row) throw new ApiError('not_found', `No email ${emailId} readable by this key.`);
-  const [recipients, events] = await Promise.all([
-    db.all<{ address: string; type: 'to' | 'cc'; status: string; updated_at: string }>(
-      "SELECT address, type, status, updated_at FROM recipients WHERE email_id = ? AND type != 'bcc' ORDER BY position",
-      [emailId],
-    ),
-    db.all<{ id: string; type: string; occurred_at: string; payload_json: string }>(
-      'SELECT id, type, occurred_at, payload_json FROM events WHERE email_id = ? ORDER BY seq',
-      [emailId],
-    ),
-  ]);
+  const [recipients, events] = await Promise.all([listVisibleRecipients(db, emailId), listEmailEvents(db, emailId)]);
   return {
     ...summary(row),
     reply_to: row.reply_to,

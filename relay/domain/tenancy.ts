@@ -6,6 +6,14 @@ import { newId, newSecret } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import { hashSecret } from '../secrets.js';
 import { parseMailbox } from './send-request.js';
+import * as domains from '../storage/domains.js';
+import * as keys from '../storage/keys.js';
+import * as suppressions from '../storage/suppressions.js';
+import * as tenancy from '../storage/tenancy.js';
+import { keyUsageInWorkspace, usedInMonth, workspaceScope } from '../storage/usage.js';
+import type { DomainRow } from '../storage/domains.js';
+import type { KeyRow } from '../storage/keys.js';
+import type { WorkspaceRow } from '../storage/tenancy.js';
 
 type Body = Record<string, unknown>;
 
@@ -33,13 +41,6 @@ export function asBody(value: unknown): Body {
 
 // ---- workspaces ----
 
-interface WorkspaceRow {
-  id: string;
-  name: string;
-  activated_at: string | null;
-  created_at: string;
-}
-
 const workspaceView = (w: WorkspaceRow) => ({
   id: w.id,
   name: w.name,
@@ -51,58 +52,45 @@ const workspaceView = (w: WorkspaceRow) => ({
 export async function createWorkspace(s: RelayServices, body: Body) {
   const name = requireString(body, 'name');
   const row: WorkspaceRow = { id: newId('ws'), name, activated_at: null, created_at: s.clock.iso() };
-  await s.db.write((tx) => tx.run('INSERT INTO workspaces (id, name, activated_at, created_at) VALUES (?, ?, ?, ?)', [row.id, row.name, null, row.created_at]));
+  await s.db.write((tx) => tenancy.insertWorkspace(tx, row));
   return workspaceView(row);
 }
 
 export async function listWorkspaces(s: RelayServices) {
-  const rows = await s.db.all<WorkspaceRow>('SELECT * FROM workspaces ORDER BY created_at, id');
-  return { workspaces: rows.map(workspaceView) };
+  return { workspaces: (await tenancy.listWorkspaces(s.db)).map(workspaceView) };
 }
 
 async function findWorkspace(s: RelayServices, id: string): Promise<WorkspaceRow> {
-  const row = await s.db.get<WorkspaceRow>('SELECT * FROM workspaces WHERE id = ?', [id]);
+  const row = await tenancy.getWorkspace(s.db, id);
   if (!row) throw new ApiError('not_found', `No workspace ${id}.`);
   return row;
 }
 
 export async function activateWorkspace(s: RelayServices, id: string) {
   await findWorkspace(s, id);
-  await s.db.write((tx) => tx.run('UPDATE workspaces SET activated_at = COALESCE(activated_at, ?) WHERE id = ?', [s.clock.iso(), id]));
+  await s.db.write((tx) => tenancy.activateWorkspace(tx, id, s.clock.iso()));
   s.keys.clear();
   return workspaceView(await findWorkspace(s, id));
 }
 
 // ---- projects ----
 
-interface ProjectRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  environment: 'development' | 'production';
-  created_at: string;
-}
-
 export async function createProject(s: RelayServices, workspaceId: string, body: Body) {
   await findWorkspace(s, workspaceId);
   const name = requireString(body, 'name');
   const environment = requireOneOf(body, 'environment', ['development', 'production'] as const);
-  const row: ProjectRow = { id: newId('prj'), workspace_id: workspaceId, name, environment, created_at: s.clock.iso() };
-  await s.db.write((tx) =>
-    tx.run('INSERT INTO projects (id, workspace_id, name, environment, created_at) VALUES (?, ?, ?, ?, ?)', [
-      row.id, row.workspace_id, row.name, row.environment, row.created_at,
-    ]),
-  );
+  const row: tenancy.ProjectRow = { id: newId('prj'), workspace_id: workspaceId, name, environment, created_at: s.clock.iso() };
+  await s.db.write((tx) => tenancy.insertProject(tx, row));
   return row;
 }
 
 export async function listProjects(s: RelayServices, workspaceId: string) {
   await findWorkspace(s, workspaceId);
-  return { projects: await s.db.all<ProjectRow>('SELECT * FROM projects WHERE workspace_id = ? ORDER BY created_at, id', [workspaceId]) };
+  return { projects: await tenancy.listProjects(s.db, workspaceId) };
 }
 
-async function findProject(s: RelayServices, id: string): Promise<ProjectRow> {
-  const row = await s.db.get<ProjectRow>('SELECT * FROM projects WHERE id = ?', [id]);
+async function findProject(s: RelayServices, id: string): Promise<tenancy.ProjectRow> {
+  const row = await tenancy.getProject(s.db, id);
   if (!row) throw new ApiError('not_found', `No project ${id}.`);
   return row;
 }
@@ -117,19 +105,6 @@ export interface DnsRecord {
   purpose: 'dkim' | 'mail_from_mx' | 'mail_from_spf' | 'dmarc';
   required: boolean;
   status?: 'pending' | 'verified' | 'failed' | 'duplicate';
-}
-
-interface DomainRow {
-  id: string;
-  project_id: string;
-  name: string;
-  status: 'pending' | 'verified';
-  dkim_selector: string;
-  dkim_public_key: string | null;
-  records_json: string;
-  created_at: string;
-  verified_at: string | null;
-  last_checked_at: string | null;
 }
 
 const domainView = (d: DomainRow) => ({
@@ -165,12 +140,11 @@ export async function connectDomain(s: RelayServices, projectId: string, body: B
   await findProject(s, projectId);
   const name = requireString(body, 'name', 253).toLowerCase().replace(/\.$/, '');
   if (!DOMAIN_NAME.test(name)) throw validationError([{ field: 'name', message: 'must be a domain name' }]);
-  const existing = await s.db.get<{ id: string }>('SELECT id FROM domains WHERE project_id = ? AND name = ?', [projectId, name]);
-  if (existing) throw validationError([{ field: 'name', message: 'is already connected to this project' }]);
+  if (await domains.isDomainConnected(s.db, projectId, name)) throw validationError([{ field: 'name', message: 'is already connected to this project' }]);
   const selector = `raven${utcMonth(s.clock.nowMs()).replace('-', '')}`;
-  const keys = newDkimKeys();
+  const dkim = newDkimKeys();
   const now = s.clock.iso();
-  const records = dnsRecordsFor(name, selector, keys.publicKey, mxHostFor(s));
+  const records = dnsRecordsFor(name, selector, dkim.publicKey, mxHostFor(s));
   if (options.verified) for (const r of records) r.status = 'verified';
   const row: DomainRow = {
     id: newId('dom'),
@@ -178,19 +152,13 @@ export async function connectDomain(s: RelayServices, projectId: string, body: B
     name,
     status: options.verified ? 'verified' : 'pending',
     dkim_selector: selector,
-    dkim_public_key: keys.publicKey,
+    dkim_public_key: dkim.publicKey,
     records_json: JSON.stringify(records),
     created_at: now,
     verified_at: options.verified ? now : null,
     last_checked_at: null,
   };
-  await s.db.write((tx) =>
-    tx.run(
-      `INSERT INTO domains (id, project_id, name, status, dkim_selector, dkim_public_key, dkim_private_key, records_json, created_at, verified_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [row.id, row.project_id, row.name, row.status, selector, keys.publicKey, s.secrets.seal(keys.privateKeyPem), row.records_json, now, row.verified_at],
-    ),
-  );
+  await s.db.write((tx) => domains.insertDomain(tx, row, s.secrets.seal(dkim.privateKeyPem)));
   return domainView(row);
 }
 
@@ -202,8 +170,7 @@ function mxHostFor(s: RelayServices): string {
 
 export async function listDomains(s: RelayServices, projectId: string) {
   await findProject(s, projectId);
-  const rows = await s.db.all<DomainRow>('SELECT * FROM domains WHERE project_id = ? ORDER BY created_at, id', [projectId]);
-  return { domains: rows.map(domainView) };
+  return { domains: (await domains.listDomains(s.db, projectId)).map(domainView) };
 }
 
 export async function verifyDomain(
@@ -212,7 +179,7 @@ export async function verifyDomain(
   body: Body,
   checkRecords: (records: DnsRecord[]) => Promise<DnsRecord[]>,
 ) {
-  const row = await s.db.get<DomainRow>('SELECT * FROM domains WHERE id = ?', [domainId]);
+  const row = await domains.getDomain(s.db, domainId);
   if (!row) throw new ApiError('not_found', `No domain ${domainId}.`);
   if (body.force !== undefined && typeof body.force !== 'boolean') throw validationError([{ field: 'force', message: 'must be a boolean' }]);
   let records = JSON.parse(row.records_json) as DnsRecord[];
@@ -225,30 +192,11 @@ export async function verifyDomain(
     verified = records.every((r) => !r.required || r.status === 'verified');
   }
   const now = s.clock.iso();
-  await s.db.write((tx) =>
-    tx.run(
-      `UPDATE domains SET records_json = ?, last_checked_at = ?,
-         status = CASE WHEN ? THEN 'verified' ELSE status END,
-         verified_at = CASE WHEN ? THEN COALESCE(verified_at, ?) ELSE verified_at END
-       WHERE id = ?`,
-      [JSON.stringify(records), now, verified ? 1 : 0, verified ? 1 : 0, now, domainId],
-    ),
-  );
-  return domainView((await s.db.get<DomainRow>('SELECT * FROM domains WHERE id = ?', [domainId]))!);
+  await s.db.write((tx) => domains.recordDomainCheck(tx, domainId, JSON.stringify(records), verified, now));
+  return domainView((await domains.getDomain(s.db, domainId))!);
 }
 
 // ---- keys ----
-
-interface KeyRow {
-  id: string;
-  project_id: string;
-  name: string;
-  prefix: 'rr_test_' | 'rr_live_';
-  permission: 'email:send' | 'email:read';
-  last4: string;
-  created_at: string;
-  revoked_at: string | null;
-}
 
 export async function createKey(s: RelayServices, projectId: string, body: Body) {
   const project = await findProject(s, projectId);
@@ -257,20 +205,14 @@ export async function createKey(s: RelayServices, projectId: string, body: Body)
   const prefix = project.environment === 'production' ? 'rr_live_' : 'rr_test_';
   const key = newSecret(prefix, 24);
   const row: KeyRow = { id: newId('key'), project_id: projectId, name, prefix, permission, last4: key.slice(-4), created_at: s.clock.iso(), revoked_at: null };
-  await s.db.write((tx) =>
-    tx.run(
-      'INSERT INTO api_keys (id, project_id, name, prefix, permission, secret_hash, last4, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      [row.id, projectId, name, prefix, permission, hashSecret(key), row.last4, row.created_at],
-    ),
-  );
+  await s.db.write((tx) => keys.insertKey(tx, { ...row, secret_hash: hashSecret(key) }));
   return { id: row.id, key, prefix, name, permission, project_id: projectId, created_at: row.created_at };
 }
 
 export async function listKeys(s: RelayServices, projectId: string) {
   await findProject(s, projectId);
-  const rows = await s.db.all<KeyRow>('SELECT * FROM api_keys WHERE project_id = ? ORDER BY created_at, id', [projectId]);
   return {
-    keys: rows.map((k) => ({
+    keys: (await keys.listKeys(s.db, projectId)).map((k) => ({
       id: k.id,
       name: k.name,
       prefix: k.prefix,
@@ -284,21 +226,16 @@ export async function listKeys(s: RelayServices, projectId: string) {
 }
 
 export async function revokeKey(s: RelayServices, keyId: string): Promise<void> {
-  const result = await s.db.write((tx) =>
-    tx.run('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', [s.clock.iso(), keyId]),
-  );
+  const revoked = await s.db.write((tx) => keys.revokeKey(tx, keyId, s.clock.iso()));
   s.keys.clear();
-  if (result.changes === 0) throw new ApiError('not_found', `No key ${keyId}.`);
+  if (!revoked) throw new ApiError('not_found', `No key ${keyId}.`);
 }
 
 // ---- suppressions ----
 
 export async function listSuppressions(s: RelayServices, workspaceId: string) {
   await findWorkspace(s, workspaceId);
-  const rows = await s.db.all<{ address_lc: string; reason: string; created_at: string }>(
-    'SELECT address_lc, reason, created_at FROM suppressions WHERE workspace_id = ? ORDER BY created_at DESC, address_lc',
-    [workspaceId],
-  );
+  const rows = await suppressions.listSuppressions(s.db, workspaceId);
   return { suppressions: rows.map((r) => ({ email: r.address_lc, reason: r.reason, created_at: r.created_at })) };
 }
 
@@ -310,25 +247,15 @@ export async function addSuppression(s: RelayServices, workspaceId: string, body
   if (body.reason !== undefined && body.reason !== 'manual') throw validationError([{ field: 'reason', message: 'must be manual' }]);
   const now = s.clock.iso();
   const address = parsed.address.toLowerCase();
-  await s.db.write((tx) =>
-    tx.run(
-      "INSERT INTO suppressions (workspace_id, address_lc, reason, created_at) VALUES (?, ?, 'manual', ?) ON CONFLICT DO NOTHING",
-      [workspaceId, address, now],
-    ),
-  );
-  const row = await s.db.get<{ reason: string; created_at: string }>(
-    'SELECT reason, created_at FROM suppressions WHERE workspace_id = ? AND address_lc = ?',
-    [workspaceId, address],
-  );
+  await s.db.write((tx) => suppressions.suppress(tx, workspaceId, address, 'manual', now));
+  const row = await suppressions.getSuppression(s.db, workspaceId, address);
   return { email: address, reason: row!.reason, created_at: row!.created_at };
 }
 
 export async function removeSuppression(s: RelayServices, workspaceId: string, email: string): Promise<void> {
   await findWorkspace(s, workspaceId);
-  const result = await s.db.write((tx) =>
-    tx.run('DELETE FROM suppressions WHERE workspace_id = ? AND address_lc = ?', [workspaceId, email.trim().toLowerCase()]),
-  );
-  if (result.changes === 0) throw new ApiError('not_found', `${email} is not suppressed in this workspace.`);
+  const removed = await s.db.write((tx) => suppressions.unsuppress(tx, workspaceId, email.trim().toLowerCase()));
+  if (!removed) throw new ApiError('not_found', `${email} is not suppressed in this workspace.`);
 }
 
 // ---- usage ----
@@ -336,19 +263,16 @@ export async function removeSuppression(s: RelayServices, workspaceId: string, e
 export async function usage(s: RelayServices, workspaceId: string) {
   await findWorkspace(s, workspaceId);
   const month = utcMonth(s.clock.nowMs());
-  const ws = await s.db.get<{ used: number }>('SELECT used FROM usage_counters WHERE scope = ? AND month = ?', [`ws:${workspaceId}`, month]);
-  const keys = await s.db.all<{ id: string; prefix: string; used: number | null }>(
-    `SELECT k.id, k.prefix, u.used FROM api_keys k JOIN projects p ON p.id = k.project_id
-       LEFT JOIN usage_counters u ON u.scope = 'key:' || k.id AND u.month = ?
-      WHERE p.workspace_id = ? ORDER BY k.created_at, k.id`,
-    [month, workspaceId],
-  );
+  const [used, keyUsage] = await Promise.all([
+    usedInMonth(s.db, workspaceScope(workspaceId), month),
+    keyUsageInWorkspace(s.db, workspaceId, month),
+  ]);
   return {
     month,
-    workspace: { used: ws?.used ?? 0, limit: s.config.limits.workspaceMonthlyRecipients },
-    keys: keys.map((k) => ({
+    workspace: { used, limit: s.config.limits.workspaceMonthlyRecipients },
+    keys: keyUsage.map((k) => ({
       id: k.id,
-      used: k.used ?? 0,
+      used: k.used,
       limit: k.prefix === 'rr_test_' ? s.config.limits.testKeyMonthlyRecipients : null,
     })),
   };
@@ -367,8 +291,7 @@ export interface Bootstrap {
 
 /** An empty data directory gets a workspace, a development project, a verified domain and a key. */
 export async function bootstrapIfEmpty(s: RelayServices): Promise<Bootstrap | undefined> {
-  const any = await s.db.get<{ id: string }>('SELECT id FROM workspaces LIMIT 1');
-  if (any) return undefined;
+  if (await tenancy.anyWorkspaceExists(s.db)) return undefined;
   const workspace = await createWorkspace(s, { name: 'Default workspace' });
   const project = await createProject(s, workspace.id, { name: 'Development', environment: 'development' });
   const domain = await connectDomain(s, project.id, { name: s.config.domain }, { verified: true });

@@ -4,7 +4,8 @@
 import type { EventEmitter } from 'node:events';
 import { newId } from '../ids.js';
 import type { Queryable } from '../storage/db.js';
-import { insertRows } from '../storage/rows.js';
+import { insertEvents } from '../storage/events.js';
+import { insertDeliveries, webhooksOfProjects, type NewDelivery } from '../storage/webhooks.js';
 
 export const EVENT_TYPES = [
   'email.queued',
@@ -70,15 +71,6 @@ export function timelinePayload(event: NewEvent): Record<string, unknown> {
   return payload;
 }
 
-interface WebhookRow {
-  id: string;
-  project_id: string;
-  events_json: string;
-}
-
-const EVENT_COLUMNS = ['id', 'email_id', 'project_id', 'type', 'recipient', 'recipient_type', 'payload_json', 'occurred_at'];
-const DELIVERY_COLUMNS = ['webhook_id', 'event_id', 'event_type', 'body', 'state', 'attempts', 'next_attempt_at', 'created_at'];
-
 export async function recordEvent(tx: Queryable, email: EmailRef, event: NewEvent): Promise<StoredEvent> {
   return (await recordEvents(tx, [{ email, event }]))[0]!;
 }
@@ -90,34 +82,29 @@ export async function recordEvents(tx: Queryable, records: Array<{ email: EmailR
     const body = webhookBody(id, email, event);
     return { id, type: event.type, emailId: email.id, projectId: email.projectId, occurredAt: event.occurredAt, webhookBody: body, deliveries: 0 };
   });
-  const timeline = records.map(({ event }, i) => [
-    stored[i]!.id,
-    stored[i]!.emailId,
-    stored[i]!.projectId,
-    event.type,
-    event.recipient?.address ?? null,
-    event.recipient?.type ?? null,
-    JSON.stringify(timelinePayload(event)),
-    event.occurredAt,
-  ]);
+  const timeline = records.map(({ event }, i) => ({
+    id: stored[i]!.id,
+    email_id: stored[i]!.emailId,
+    project_id: stored[i]!.projectId,
+    type: event.type,
+    recipient: event.recipient?.address ?? null,
+    recipient_type: event.recipient?.type ?? null,
+    payload_json: JSON.stringify(timelinePayload(event)),
+    occurred_at: event.occurredAt,
+  }));
   const projects = [...new Set(stored.map((e) => e.projectId))];
   // Independent statements, issued together: one trip to the sqlite3 thread pool.
-  const [, hooks] = await Promise.all([
-    insertRows(tx, 'events', EVENT_COLUMNS, timeline),
-    tx.all<WebhookRow>('SELECT id, project_id, events_json FROM webhooks WHERE project_id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL', [
-      JSON.stringify(projects),
-    ]),
-  ]);
+  const [, hooks] = await Promise.all([insertEvents(tx, timeline), webhooksOfProjects(tx, projects)]);
   const subscribed = hooks.map((hook) => ({ hook, events: JSON.parse(hook.events_json) as string[] }));
-  const deliveries: unknown[][] = [];
+  const deliveries: NewDelivery[] = [];
   for (const e of stored) {
     for (const { hook, events } of subscribed) {
       if (hook.project_id !== e.projectId || !(events.includes('*') || events.includes(e.type))) continue;
-      deliveries.push([hook.id, e.id, e.type, e.webhookBody, 'pending', 0, e.occurredAt, e.occurredAt]);
+      deliveries.push({ webhookId: hook.id, eventId: e.id, eventType: e.type, body: e.webhookBody, at: e.occurredAt });
       e.deliveries++;
     }
   }
-  await insertRows(tx, 'webhook_deliveries', DELIVERY_COLUMNS, deliveries);
+  await insertDeliveries(tx, deliveries);
   return stored;
 }
 

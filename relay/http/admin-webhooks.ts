@@ -5,6 +5,9 @@ import { EVENT_TYPES, type EventType } from '../domain/timeline.js';
 import { ApiError, validationError, type ErrorDetail } from '../errors.js';
 import { newId, newSecret } from '../ids.js';
 import type { RelayServices } from '../services.js';
+import { getProject } from '../storage/tenancy.js';
+import * as webhooks from '../storage/webhooks.js';
+import type { WebhookRow } from '../storage/webhooks.js';
 import { nextAttemptAtMs } from '../webhooks/schedule.js';
 import { checkWebhookUrl, UrlPolicyError } from '../webhooks/url-policy.js';
 import type { RequestContext } from './context.js';
@@ -16,23 +19,6 @@ const ADMIN_BODY_LIMIT = 64 * 1024;
 const MAX_LISTED_ATTEMPTS = 1000;
 
 type EventSelector = EventType | '*';
-
-interface WebhookRow {
-  id: string;
-  project_id: string;
-  url: string;
-  events_json: string;
-  created_at: string;
-}
-
-interface AttemptRow {
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status_code: number | null;
-  error: string | null;
-  attempted_at: string;
-}
 
 const endpointView = (row: WebhookRow) => ({
   id: row.id,
@@ -62,8 +48,7 @@ function parseEvents(value: unknown, details: ErrorDetail[]): EventSelector[] {
 }
 
 async function createEndpoint(s: RelayServices, projectId: string, body: Record<string, unknown>) {
-  const project = await s.db.get<{ id: string }>('SELECT id FROM projects WHERE id = ?', [projectId]);
-  if (!project) throw new ApiError('not_found', `No project ${projectId}.`);
+  if (!(await getProject(s.db, projectId))) throw new ApiError('not_found', `No project ${projectId}.`);
 
   const details: ErrorDetail[] = [];
   for (const key of Object.keys(body)) {
@@ -86,61 +71,30 @@ async function createEndpoint(s: RelayServices, projectId: string, body: Record<
 
   const secret = newSecret('whsec_');
   const row: WebhookRow = { id: newId('whk'), project_id: projectId, url, events_json: JSON.stringify(events), created_at: s.clock.iso() };
-  await s.db.write((tx) =>
-    tx.run('INSERT INTO webhooks (id, project_id, url, events_json, secret_enc, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
-      row.id,
-      row.project_id,
-      row.url,
-      row.events_json,
-      s.secrets.seal(secret),
-      row.created_at,
-    ]),
-  );
+  await s.db.write((tx) => webhooks.insertWebhook(tx, row, s.secrets.seal(secret)));
   s.log.info('webhook', 'endpoint created', { webhook_id: row.id, project_id: projectId });
   const view = endpointView(row);
   return { id: view.id, project_id: view.project_id, url: view.url, events: view.events, secret, created_at: view.created_at };
 }
 
 async function listEndpoints(s: RelayServices, projectId: string) {
-  const project = await s.db.get<{ id: string }>('SELECT id FROM projects WHERE id = ?', [projectId]);
-  if (!project) throw new ApiError('not_found', `No project ${projectId}.`);
-  const rows = await s.db.all<WebhookRow>(
-    'SELECT id, project_id, url, events_json, created_at FROM webhooks WHERE project_id = ? AND deleted_at IS NULL ORDER BY created_at, id',
-    [projectId],
-  );
-  return { webhooks: rows.map(endpointView) };
+  if (!(await getProject(s.db, projectId))) throw new ApiError('not_found', `No project ${projectId}.`);
+  return { webhooks: (await webhooks.listWebhooks(s.db, projectId)).map(endpointView) };
 }
 
 async function requireEndpoint(s: RelayServices, webhookId: string): Promise<void> {
-  const row = await s.db.get<{ id: string }>('SELECT id FROM webhooks WHERE id = ? AND deleted_at IS NULL', [webhookId]);
-  if (!row) throw new ApiError('not_found', `No webhook endpoint ${webhookId}.`);
+  if (!(await webhooks.webhookExists(s.db, webhookId))) throw new ApiError('not_found', `No webhook endpoint ${webhookId}.`);
 }
 
 async function deleteEndpoint(s: RelayServices, webhookId: string): Promise<void> {
-  const deleted = await s.db.write(async (tx) => {
-    const { changes } = await tx.run('UPDATE webhooks SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL', [s.clock.iso(), webhookId]);
-    // Its pending deliveries are abandoned (openapi.yaml): nothing will send them any more.
-    if (changes > 0) {
-      await tx.run("UPDATE webhook_deliveries SET state = 'failed', next_attempt_at = NULL WHERE webhook_id = ? AND state = 'pending'", [
-        webhookId,
-      ]);
-    }
-    return changes > 0;
-  });
+  const deleted = await s.db.write((tx) => webhooks.deleteWebhook(tx, webhookId, s.clock.iso()));
   if (!deleted) throw new ApiError('not_found', `No webhook endpoint ${webhookId}.`);
   s.log.info('webhook', 'endpoint deleted', { webhook_id: webhookId });
 }
 
 async function listDeliveries(s: RelayServices, webhookId: string) {
   await requireEndpoint(s, webhookId);
-  const rows = await s.db.all<AttemptRow>(
-    `SELECT d.event_id, d.event_type, a.attempt, a.status_code, a.error, a.attempted_at
-       FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
-      WHERE d.webhook_id = ?
-      ORDER BY a.attempted_at DESC, a.id DESC
-      LIMIT ?`,
-    [webhookId, MAX_LISTED_ATTEMPTS],
-  );
+  const rows = await webhooks.listAttempts(s.db, webhookId, MAX_LISTED_ATTEMPTS);
   return {
     deliveries: rows.map((r) => {
       const delivered = r.status_code !== null && r.status_code >= 200 && r.status_code < 300;

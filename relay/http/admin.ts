@@ -3,10 +3,10 @@ import { createDnsChecker } from '../domain/dns-check.js';
 import * as tenancy from '../domain/tenancy.js';
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
+import { addToSetting, CLOCK_OFFSET_SETTING } from '../storage/settings.js';
 import type { RequestContext } from './context.js';
 import { adminRoute } from './route-helpers.js';
 import type { Route } from './router.js';
-import { addToSetting, CLOCK_OFFSET_SETTING } from '../storage/settings.js';
 
 const ADMIN_BODY_LIMIT = 64 * 1024;
 

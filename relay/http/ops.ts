@@ -1,6 +1,7 @@
 // Operations endpoints, without authentication: liveness, readiness, Prometheus metrics (gauges
 // read from the database, counters from relay/metrics.ts).
 import type { RelayServices } from '../services.js';
+import { gauges, ping } from '../storage/ops.js';
 import { publicRoute } from './route-helpers.js';
 import type { Route } from './router.js';
 
@@ -10,7 +11,7 @@ export function opsRoutes(s: RelayServices): Route[] {
     publicRoute('GET', '/readyz', async () => {
       const checks = { ...s.health };
       if (checks.database) {
-        checks.database = await s.db.get('SELECT 1 AS ok').then(() => true, () => false);
+        checks.database = await ping(s.db).then(() => true, () => false);
       }
       const ready = Object.values(checks).every(Boolean);
       return { status: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', checks } };
@@ -23,12 +24,7 @@ export function opsRoutes(s: RelayServices): Route[] {
 }
 
 async function renderMetrics(s: RelayServices): Promise<string> {
-  const [jobs, emails, deliveries, domains] = await Promise.all([
-    s.db.all<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state'),
-    s.db.all<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM emails GROUP BY status'),
-    s.db.all<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM webhook_deliveries GROUP BY state'),
-    s.db.all<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM domains GROUP BY status'),
-  ]);
+  const { jobs, emails, webhookDeliveries: deliveries, domains } = await gauges(s.db);
   const lines = [
     '# HELP raven_queue_jobs Delivery jobs by state.',
     '# TYPE raven_queue_jobs gauge',

@@ -24,6 +24,9 @@ import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
 import { loadDispatchBatch, type DispatchBatch } from '../storage/dispatch.js';
 import { claimJobs, hasDueJob, recipientsHandedOverSince, releaseJobs, runningJobs, type ClaimedJob, type JobChange } from '../storage/jobs.js';
+import { deletePendingComplaintsBefore, eraseBodiesTerminalBefore } from '../storage/emails.js';
+import { deleteExpiredIdempotencyKeys } from '../storage/idempotency.js';
+import { deleteSinkAttemptsBefore } from '../storage/sink-attempts.js';
 import { retryDelaySeconds } from './backoff.js';
 import { ProviderLimits } from './provider-limits.js';
 import { claimJobsWithLease, expiredJobLeases, renewJobLeases } from '../storage/postgres/queue.js';
@@ -85,16 +88,12 @@ export async function runMaintenance(services: RelayServices): Promise<{ erased:
   const now = new Date(nowMs).toISOString();
   const cutoff = new Date(nowMs - services.config.limits.bodyRetentionDays * 86_400_000).toISOString();
   return services.db.write(async (tx) => {
-    const erased = await tx.run(
-      `UPDATE emails SET text_body = NULL, html_body = NULL, body_erased_at = ?
-       WHERE body_erased_at IS NULL AND terminal_at IS NOT NULL AND terminal_at <= ?`,
-      [now, cutoff],
-    );
-    const expired = await tx.run('DELETE FROM idempotency_keys WHERE expires_at <= ?', [now]);
+    const erased = await eraseBodiesTerminalBefore(tx, cutoff, now);
+    const expiredKeys = await deleteExpiredIdempotencyKeys(tx, now);
     // The sink's bookkeeping for simulations only matters while an email is being retried.
-    await tx.run('DELETE FROM sink_attempts WHERE updated_at <= ?', [cutoff]);
-    await tx.run('DELETE FROM pending_complaints WHERE created_at <= ?', [cutoff]);
-    return { erased: erased.changes, expiredKeys: expired.changes };
+    await deleteSinkAttemptsBefore(tx, cutoff);
+    await deletePendingComplaintsBefore(tx, cutoff);
+    return { erased, expiredKeys };
   });
 }
 

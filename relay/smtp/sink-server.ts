@@ -20,6 +20,7 @@ import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import { insertCapturedMessages, type NewCapturedMessage } from '../storage/captured.js';
 import type { WriteBatch } from '../storage/db.js';
+import { countSinkAttempt } from '../storage/sink-attempts.js';
 import { headerValue, parseHeaders } from './headers.js';
 import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
 import type { ListenerTls } from './tls.js';
@@ -90,19 +91,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
 
   /** Counts an attempt; true when it is the first, which the `delayed` simulation defers. */
   async function firstAttempt(key: string, addressLc: string): Promise<boolean> {
-    return db.write(async (tx) => {
-      const row = await tx.get<{ attempts: number }>('SELECT attempts FROM sink_attempts WHERE delivery_key = ? AND address_lc = ?', [
-        key,
-        addressLc,
-      ]);
-      const now = clock.iso();
-      await tx.run(
-        `INSERT INTO sink_attempts (delivery_key, address_lc, attempts, updated_at) VALUES (?, ?, 1, ?)
-         ON CONFLICT (delivery_key, address_lc) DO UPDATE SET attempts = sink_attempts.attempts + 1, updated_at = excluded.updated_at`,
-        [key, addressLc, now],
-      );
-      return (row?.attempts ?? 0) === 0;
-    });
+    return (await db.write((tx) => countSinkAttempt(tx, key, addressLc, clock.iso()))) === 1;
   }
 
   /** Answers with the verdict, or a temporary local error (the client retries) when it cannot be reached. */

@@ -43,6 +43,9 @@ export interface Queryable {
   lock(name: string): Promise<void>;
 }
 
+/** What a read needs: the read connection (`db`) or a unit of work (`tx`, which sees its own writes). */
+export type Reader = Pick<Queryable, 'dialect' | 'get' | 'all'>;
+
 /**
  * Writes of one kind that are cheaper together. run() gets every item of the group, in arrival
  * order, and settles each one; a throw rolls back the whole batch and rejects all its items.

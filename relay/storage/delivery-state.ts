@@ -1,6 +1,7 @@
 // The rows an outcome reads and changes (emails, recipients, suppressions, pending complaints),
 // read and written for many emails at once: a statement per table, whatever the number of emails,
-// because every statement is a trip to the sqlite3 thread pool and back.
+// because every statement is a trip to the sqlite3 thread pool and back. JSON fields are text on
+// PostgreSQL: numbers go through CAST, which SQLite accepts as well.
 import type { RecipientStatus } from '../domain/outcomes.js';
 import type { Queryable } from './db.js';
 import { allStatements, insertRows, runWithRows } from './rows.js';
@@ -102,9 +103,9 @@ export async function applyOutcomeChanges(tx: Queryable, changes: OutcomeChanges
         tx,
         `UPDATE emails SET status = value->>1, updated_at = value->>3,
            provider_message_id = COALESCE(provider_message_id, value->>2),
-           terminal_at = CASE WHEN CAST(value->>4 AS INTEGER) = 1 AND terminal_at IS NULL THEN value->>3 ELSE terminal_at END
+           terminal_at = COALESCE(terminal_at, value->>4)
          FROM json_each(?) WHERE emails.id = value->>0`,
-        changes.emails.map((e) => [e.emailId, e.status, e.providerMessageId, now, e.terminal ? 1 : 0]),
+        changes.emails.map((e) => [e.emailId, e.status, e.providerMessageId, now, e.terminal ? now : null]),
       ),
     );
   }

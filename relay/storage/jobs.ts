@@ -1,6 +1,22 @@
-// The delivery queue's rows (jobs): the atomic claim, the outcome of each dispatch, recovery.
+// The delivery queue's rows (jobs, ready -> running -> done | dead): new jobs, the atomic claim,
+// the outcome of each dispatch, recovery.
 import type { Db, Queryable } from './db.js';
-import { runWithRows } from './rows.js';
+import { insertRows, runWithRows } from './rows.js';
+
+export interface NewJob {
+  emailId: string;
+  /** Due then; also its creation time. */
+  runAt: string;
+}
+
+export function insertReadyJobs(tx: Queryable, jobs: readonly NewJob[]): Promise<void> {
+  return insertRows(
+    tx,
+    'jobs',
+    ['email_id', 'state', 'run_at', 'attempts', 'created_at', 'updated_at'],
+    jobs.map((j) => [j.emailId, 'ready', j.runAt, 0, j.runAt, j.runAt]),
+  );
+}
 
 export interface ClaimedJob {
   id: number;
@@ -59,5 +75,5 @@ export async function recipientsHandedOverSince(db: Pick<Db, 'get'>, since: stri
     "SELECT COUNT(*) AS n FROM recipients WHERE updated_at >= ? AND status NOT IN ('queued', 'suppressed')",
     [since],
   );
-  return row?.n ?? 0;
+  return Number(row?.n ?? 0);
 }

@@ -8,9 +8,10 @@ const MAX_ROWS_JSON = 8 * 1024 * 1024;
 const MAX_PG_PARAMS = 65_535;
 
 /**
- * SQLite: runs sql, whose one parameter is a JSON array of rows (read with json_each), over all
- * the rows: one prepared statement whatever their number, in as few executions as the size cap
- * allows.
+ * Runs sql, whose one parameter is a JSON array of rows (read with json_each, which the
+ * PostgreSQL backend reads with json_array_elements), over all the rows: one prepared statement
+ * whatever their number, in as few executions as the size cap allows. On PostgreSQL each field is
+ * text: numbers need a CAST (which SQLite accepts too).
  */
 export async function runWithRows(tx: Queryable, sql: string, rows: readonly unknown[][]): Promise<void> {
   let chunk: string[] = [];
@@ -36,17 +37,48 @@ export async function runWithRows(tx: Queryable, sql: string, rows: readonly unk
 export async function insertRows(tx: Queryable, table: string, columns: readonly string[], rows: readonly unknown[][], onConflict = ''): Promise<void> {
   if (rows.length === 0) return;
   if (tx.dialect === 'postgres') {
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
-    const perStatement = Math.max(1, Math.floor(MAX_PG_PARAMS / columns.length));
-    for (let i = 0; i < rows.length; i += perStatement) {
-      const chunk = rows.slice(i, i + perStatement);
-      await tx.run(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')} ${onConflict}`, chunk.flat());
-    }
+    await insertValues(tx, `INSERT INTO ${table} (${columns.join(', ')}) VALUES`, `(${columns.map(() => '?').join(', ')})`, rows, onConflict);
     return;
   }
   const values = columns.map((_, i) => `value->>${i}`).join(', ');
   // WHERE true: without it SQLite would read ON CONFLICT as part of the SELECT's join.
   await runWithRows(tx, `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values} FROM json_each(?) WHERE true ${onConflict}`, rows);
+}
+
+/**
+ * PostgreSQL: `head` followed by one `tuple` per row (one `?` per value of the row), in as few
+ * statements as the parameter limit allows.
+ */
+export async function insertValues(tx: Queryable, head: string, tuple: string, rows: readonly unknown[][], tail = ''): Promise<void> {
+  if (rows.length === 0) return;
+  const perStatement = Math.max(1, Math.floor(MAX_PG_PARAMS / rows[0]!.length));
+  for (let i = 0; i < rows.length; i += perStatement) {
+    const chunk = rows.slice(i, i + perStatement);
+    await tx.run(`${head} ${chunk.map(() => tuple).join(', ')} ${tail}`, chunk.flat());
+  }
+}
+
+export interface SqlPart {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * `column IN (values)` as one parameter whatever the number of values, so the statement stays
+ * one prepared statement: a JSON array read with json_each (SQLite), an array (PostgreSQL).
+ */
+export function inValues(q: Pick<Queryable, 'dialect'>, column: string, values: readonly unknown[]): SqlPart {
+  return q.dialect === 'postgres'
+    ? { sql: `${column} = ANY(?)`, params: [values] }
+    : { sql: `${column} IN (SELECT value FROM json_each(?))`, params: [JSON.stringify(values)] };
+}
+
+/** `(a, b) IN (pairs)` of two text columns, as inValues does it. */
+export function inTextPairs(q: Pick<Queryable, 'dialect'>, columns: readonly [string, string], pairs: ReadonlyArray<readonly [string, string]>): SqlPart {
+  const [a, b] = columns;
+  return q.dialect === 'postgres'
+    ? { sql: `(${a}, ${b}) IN (SELECT * FROM unnest(?::text[], ?::text[]))`, params: [pairs.map((p) => p[0]), pairs.map((p) => p[1])] }
+    : { sql: `(${a}, ${b}) IN (SELECT value->>0, value->>1 FROM json_each(?))`, params: [JSON.stringify(pairs)] };
 }
 
 /**

@@ -7,6 +7,7 @@ import { Agent, request } from 'undici';
 import { signWebhook } from 'raven-email-sdk';
 import type { RelayServices } from '../services.js';
 import { claimWebhookAttempt, releaseWebhookAttempt } from '../storage/postgres/queue.js';
+import { deliveryProgress, dueDeliveries, nextDeliveryDueAfter, recordAttempt, type DueDelivery } from '../storage/webhooks.js';
 import { nextAttemptAtMs, WEBHOOK_MAX_ATTEMPTS } from './schedule.js';
 import { checkWebhookUrlSyntax, createGuardedConnector, UrlPolicyError } from './url-policy.js';
 
@@ -37,16 +38,6 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 // An attempt's claim outlives its time-out by this much: past it the relay is taken for dead.
 const ATTEMPT_LEASE_MARGIN_MS = 10_000;
 
-interface DueDelivery {
-  id: number;
-  webhook_id: string;
-  event_id: string;
-  body: string;
-  attempts: number;
-  url: string;
-  secret_enc: string;
-}
-
 interface AttemptOutcome {
   statusCode: number | null;
   error: string | null;
@@ -75,10 +66,6 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
   let scanning = false;
   let rescan = false;
   let timer: NodeJS.Timeout | undefined;
-
-  // On PostgreSQL, a row another relay is attempting (a live lease) is not this relay's to look at.
-  const unleased = db.dialect === 'postgres' ? ' AND (d.lease_expires_at IS NULL OR d.lease_expires_at < ?)' : '';
-  const unleasedParams = (): string[] => (db.dialect === 'postgres' ? [new Date().toISOString()] : []);
 
   const wake = () => void scan();
   bus.on('webhooks.ready', wake);
@@ -110,17 +97,7 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
     if (free <= 0) return;
     // The oldest due rows, at most perEndpoint per endpoint (its in-flight ones count among them),
     // so a backlog on one endpoint never hides the due rows of the others.
-    const rows = await db.all<DueDelivery>(
-      `SELECT id, webhook_id, event_id, body, attempts, url, secret_enc FROM (
-         SELECT d.id, d.webhook_id, d.event_id, d.body, d.attempts, d.next_attempt_at, w.url, w.secret_enc,
-                ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS rank
-           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-          WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL${unleased}) AS due
-        WHERE rank <= ?
-        ORDER BY next_attempt_at, id
-        LIMIT ?`,
-      [clock.iso(), ...unleasedParams(), perEndpoint, concurrency + inFlight.size],
-    );
+    const rows = await dueDeliveries(db, clock.iso(), perEndpoint, concurrency + inFlight.size);
     const busy = new Map<string, number>();
     for (const f of inFlight.values()) busy.set(f.webhookId, (busy.get(f.webhookId) ?? 0) + 1);
     for (const row of rows) {
@@ -147,16 +124,12 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
    */
   async function armTimer(): Promise<void> {
     if (stopping) return;
-    const next = await db.get<{ at: string | null }>(
-      `SELECT MIN(d.next_attempt_at) AS at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.state = 'pending' AND w.deleted_at IS NULL AND (? = 0 OR d.next_attempt_at > ?)${unleased}`,
-      [inFlight.size, clock.iso(), ...unleasedParams()],
-    );
-    if (!next?.at) {
+    const next = await nextDeliveryDueAfter(db, inFlight.size === 0 ? '' : clock.iso());
+    if (!next) {
       armRetryTimer(MAX_IDLE_MS);
       return;
     }
-    armRetryTimer(Math.min(MAX_IDLE_MS, Math.max(0, Date.parse(next.at) - clock.nowMs())));
+    armRetryTimer(Math.min(MAX_IDLE_MS, Math.max(0, Date.parse(next) - clock.nowMs())));
   }
 
   function armRetryTimer(ms: number): void {
@@ -172,10 +145,7 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
    * fresh look (after the commit, so it sees it) the row would be sent twice.
    */
   async function stillDue(row: DueDelivery): Promise<boolean> {
-    const now = await db.get<{ attempts: number; state: string; next_attempt_at: string | null }>(
-      'SELECT attempts, state, next_attempt_at FROM webhook_deliveries WHERE id = ?',
-      [row.id],
-    );
+    const now = await deliveryProgress(db, row.id);
     return now !== undefined && now.state === 'pending' && now.attempts === row.attempts && (now.next_attempt_at ?? '') <= clock.iso();
   }
 
@@ -204,20 +174,17 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
     const attemptedAt = new Date(startedMs).toISOString();
     const nextMs = outcome.delivered ? null : nextAttemptAtMs(number, startedMs);
     const state = outcome.delivered ? 'delivered' : nextMs === null ? 'failed' : 'pending';
-    await db.write(async (tx) => {
-      await tx.run('INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, attempted_at) VALUES (?, ?, ?, ?, ?)', [
-        row.id,
-        number,
-        outcome.statusCode,
-        outcome.error,
+    await db.write((tx) =>
+      recordAttempt(tx, {
+        deliveryId: row.id,
+        attempt: number,
+        statusCode: outcome.statusCode,
+        error: outcome.error,
         attemptedAt,
-      ]);
-      await tx.run(
-        `UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ? WHERE id = ? AND state = 'pending' AND attempts = ?`,
-        [state, number, nextMs === null ? null : new Date(nextMs).toISOString(), row.id, row.attempts],
-      );
-      if (tx.dialect === 'postgres') await releaseWebhookAttempt(tx, row.id);
-    });
+        state,
+        nextAttemptAt: nextMs === null ? null : new Date(nextMs).toISOString(),
+      }),
+    );
     services.metrics.inc('raven_webhook_attempts_total', { result: outcome.delivered ? 'success' : 'failure' });
     const fields = {
       webhook_id: row.webhook_id,

@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import type { TestRelay } from '../helpers/start-relay.js';
+import type { AttemptRow } from '../../relay/storage/webhooks.js';
 
 export interface ReceivedRequest {
   method: string;
@@ -93,15 +94,8 @@ export async function createEndpoint(t: TestRelay, url: string, events: string[]
   return res.body as { id: string; secret: string; url: string; events: string[] };
 }
 
-export interface AttemptView {
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status_code: number | null;
-  error: string | null;
-  attempted_at: string;
-  next_attempt_at: string | null;
-}
+/** One entry of GET /admin/v1/webhooks/{id}/deliveries: the stored attempt and when the next is due. */
+export type AttemptView = AttemptRow & { next_attempt_at: string | null };
 
 /**
  * Writes an endpoint straight into the database, past the creation-time checks: as if its URL had

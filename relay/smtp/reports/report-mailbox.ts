@@ -4,6 +4,7 @@
 import { applyFeedbackReport } from '../../domain/feedback.js';
 import { announceEvents } from '../../domain/timeline.js';
 import type { RelayServices } from '../../services.js';
+import { isDomainKnown } from '../../storage/domains.js';
 import { readFeedbackReport } from './read-report.js';
 
 /** An SMTP answer: accepted, or refused with a code and text carrying an enhanced status. */
@@ -29,8 +30,7 @@ export function createReportMailbox(services: RelayServices): ReportMailbox {
   return {
     async acceptRecipient(address) {
       const domain = address.slice(address.lastIndexOf('@') + 1 + REPORT_SUBDOMAIN.length).toLowerCase();
-      const connected = await db.get('SELECT 1 AS found FROM domains WHERE name = ? LIMIT 1', [domain]);
-      return connected ? { ok: true } : { ok: false, code: 550, message: `5.1.2 <${address}>: no such domain here` };
+      return (await isDomainKnown(db, domain)) ? { ok: true } : { ok: false, code: 550, message: `5.1.2 <${address}>: no such domain here` };
     },
 
     async receive(raw, recipients) {

@@ -1,0 +1,34 @@
+// Admission results remembered per (project, Idempotency-Key), replayed for identical bodies.
+import type { Queryable, Reader } from './db.js';
+import { inTextPairs, insertRows } from './rows.js';
+
+export interface RememberedRow {
+  project_id: string;
+  key: string;
+  body_hash: string;
+  status_code: 200 | 202;
+  response_json: string;
+}
+
+/** Columns of the rows insertIdempotencyRows takes, in order. */
+export const IDEMPOTENCY_COLUMNS = ['project_id', 'key', 'body_hash', 'email_id', 'status_code', 'response_json', 'created_at', 'expires_at'] as const;
+
+/** The remembered results of these (project id, key) pairs. */
+export function rememberedResults(q: Reader, keys: ReadonlyArray<readonly [string, string]>): Promise<RememberedRow[]> {
+  if (keys.length === 0) return Promise.resolve([]);
+  const pairs = inTextPairs(q, ['project_id', 'key'], keys);
+  return q.all<RememberedRow>(`SELECT project_id, key, body_hash, status_code, response_json FROM idempotency_keys WHERE ${pairs.sql}`, pairs.params);
+}
+
+/** Rows of IDEMPOTENCY_COLUMNS. */
+export function insertIdempotencyRows(tx: Queryable, rows: readonly unknown[][]): Promise<void> {
+  return insertRows(tx, 'idempotency_keys', IDEMPOTENCY_COLUMNS, rows);
+}
+
+/** The lock a unit of work holds while it checks and records this key (see Queryable.lock). */
+export const idempotencyLock = (projectId: string, key: string) => `idempotency:${projectId}:${key}`;
+
+/** Forgets the keys expired at `now`; answers how many. */
+export async function deleteExpiredIdempotencyKeys(tx: Queryable, now: string): Promise<number> {
+  return (await tx.run('DELETE FROM idempotency_keys WHERE expires_at <= ?', [now])).changes;
+}

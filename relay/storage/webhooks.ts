@@ -1,0 +1,162 @@
+// Webhook endpoints, their outbox (webhook_deliveries, one row per event and endpoint, written in
+// the transaction of the event) and the attempts made for each row.
+import type { Queryable, Reader } from './db.js';
+import { releaseWebhookAttempt } from './postgres/queue.js';
+import { inValues, insertRows } from './rows.js';
+
+export interface WebhookRow {
+  id: string;
+  project_id: string;
+  url: string;
+  events_json: string;
+  created_at: string;
+}
+
+export interface AttemptRow {
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  attempted_at: string;
+}
+
+export interface DueDelivery {
+  id: number;
+  webhook_id: string;
+  event_id: string;
+  body: string;
+  attempts: number;
+  url: string;
+  secret_enc: string;
+}
+
+export interface NewDelivery {
+  webhookId: string;
+  eventId: string;
+  eventType: string;
+  body: string;
+  /** The event's time: created and first due then. */
+  at: string;
+}
+
+/** `secretEnc` is the signing secret sealed with the relay's secret key. */
+export async function insertWebhook(tx: Queryable, row: WebhookRow, secretEnc: string): Promise<void> {
+  await tx.run('INSERT INTO webhooks (id, project_id, url, events_json, secret_enc, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
+    row.id, row.project_id, row.url, row.events_json, secretEnc, row.created_at,
+  ]);
+}
+
+export function listWebhooks(q: Reader, projectId: string): Promise<WebhookRow[]> {
+  return q.all<WebhookRow>(
+    'SELECT id, project_id, url, events_json, created_at FROM webhooks WHERE project_id = ? AND deleted_at IS NULL ORDER BY created_at, id',
+    [projectId],
+  );
+}
+
+export async function webhookExists(q: Reader, id: string): Promise<boolean> {
+  return (await q.get<{ id: string }>('SELECT id FROM webhooks WHERE id = ? AND deleted_at IS NULL', [id])) !== undefined;
+}
+
+/** The live endpoints of these projects (events_json: the event types, or ["*"]). */
+export function webhooksOfProjects(q: Reader, projectIds: readonly string[]): Promise<Array<Pick<WebhookRow, 'id' | 'project_id' | 'events_json'>>> {
+  const projects = inValues(q, 'project_id', projectIds);
+  return q.all(`SELECT id, project_id, events_json FROM webhooks WHERE ${projects.sql} AND deleted_at IS NULL`, projects.params);
+}
+
+/**
+ * Deletes the endpoint and abandons its pending deliveries (openapi.yaml: nothing will send them
+ * any more). False when there is no such live endpoint.
+ */
+export async function deleteWebhook(tx: Queryable, id: string, now: string): Promise<boolean> {
+  const { changes } = await tx.run('UPDATE webhooks SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL', [now, id]);
+  if (changes === 0) return false;
+  await tx.run("UPDATE webhook_deliveries SET state = 'failed', next_attempt_at = NULL WHERE webhook_id = ? AND state = 'pending'", [id]);
+  return true;
+}
+
+/** The endpoint's attempts, newest first. */
+export function listAttempts(q: Reader, webhookId: string, limit: number): Promise<AttemptRow[]> {
+  return q.all<AttemptRow>(
+    `SELECT d.event_id, d.event_type, a.attempt, a.status_code, a.error, a.attempted_at
+       FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+      WHERE d.webhook_id = ?
+      ORDER BY a.attempted_at DESC, a.id DESC
+      LIMIT ?`,
+    [webhookId, limit],
+  );
+}
+
+export function insertDeliveries(tx: Queryable, deliveries: readonly NewDelivery[]): Promise<void> {
+  return insertRows(
+    tx,
+    'webhook_deliveries',
+    ['webhook_id', 'event_id', 'event_type', 'body', 'state', 'attempts', 'next_attempt_at', 'created_at'],
+    deliveries.map((d) => [d.webhookId, d.eventId, d.eventType, d.body, 'pending', 0, d.at, d.at]),
+  );
+}
+
+/**
+ * On PostgreSQL, where several relays share the outbox, a row under another relay's live lease
+ * (postgres/queue.ts claimWebhookAttempt) is left out: that relay is attempting it.
+ */
+function unleased(q: Reader): { sql: string; params: string[] } {
+  return q.dialect === 'postgres'
+    ? { sql: ' AND (d.lease_expires_at IS NULL OR d.lease_expires_at < ?)', params: [new Date().toISOString()] }
+    : { sql: '', params: [] };
+}
+
+/** The oldest pending rows due at `now`, at most `perEndpoint` per live endpoint. */
+export function dueDeliveries(q: Reader, now: string, perEndpoint: number, limit: number): Promise<DueDelivery[]> {
+  const free = unleased(q);
+  return q.all<DueDelivery>(
+    `SELECT id, webhook_id, event_id, body, attempts, url, secret_enc FROM (
+       SELECT d.id, d.webhook_id, d.event_id, d.body, d.attempts, d.next_attempt_at, w.url, w.secret_enc,
+              ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS rank
+         FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+        WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL${free.sql}) due
+      WHERE rank <= ?
+      ORDER BY next_attempt_at, id
+      LIMIT ?`,
+    [now, ...free.params, perEndpoint, limit],
+  );
+}
+
+/** When the first pending row of a live endpoint due after `after` is due ('' counts every row). */
+export async function nextDeliveryDueAfter(q: Reader, after: string): Promise<string | null> {
+  const free = unleased(q);
+  const row = await q.get<{ at: string | null }>(
+    `SELECT MIN(d.next_attempt_at) AS at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.state = 'pending' AND w.deleted_at IS NULL AND d.next_attempt_at > ?${free.sql}`,
+    [after, ...free.params],
+  );
+  return row?.at ?? null;
+}
+
+export function deliveryProgress(q: Reader, id: number): Promise<{ attempts: number; state: string; next_attempt_at: string | null } | undefined> {
+  return q.get('SELECT attempts, state, next_attempt_at FROM webhook_deliveries WHERE id = ?', [id]);
+}
+
+export interface AttemptRecord {
+  deliveryId: number;
+  /** The attempt's number: the row's attempts before it, plus one. */
+  attempt: number;
+  statusCode: number | null;
+  error: string | null;
+  attemptedAt: string;
+  state: 'pending' | 'delivered' | 'failed';
+  nextAttemptAt: string | null;
+}
+
+/** The attempt's row, and the delivery moved on, unless another attempt already moved it. */
+export async function recordAttempt(tx: Queryable, a: AttemptRecord): Promise<void> {
+  await tx.run('INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, attempted_at) VALUES (?, ?, ?, ?, ?)', [
+    a.deliveryId, a.attempt, a.statusCode, a.error, a.attemptedAt,
+  ]);
+  await tx.run(
+    `UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ? WHERE id = ? AND state = 'pending' AND attempts = ?`,
+    [a.state, a.attempt, a.nextAttemptAt, a.deliveryId, a.attempt - 1],
+  );
+  // The attempting relay's claim ends with its record (PostgreSQL: postgres/queue.ts).
+  if (tx.dialect === 'postgres') await releaseWebhookAttempt(tx, a.deliveryId);
+}
