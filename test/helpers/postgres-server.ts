@@ -159,6 +159,7 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
     const running = child;
     if (!running || running.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+    running.ref(); // waiting for it keeps this process alive
     running.kill('SIGINT'); // fast shutdown: disconnects clients, checkpoints, exits
     await exited;
   };

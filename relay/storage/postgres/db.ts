@@ -81,28 +81,35 @@ export interface PostgresOptions {
 }
 
 export async function openPostgres(options: PostgresOptions): Promise<PostgresDb> {
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolSize ?? 10,
-    types,
-    connectionTimeoutMillis: 5_000,
-    // Idle connections to a restarted server are dropped and reopened on demand.
-    idleTimeoutMillis: 30_000,
-  });
-  // An idle client losing its connection must not crash the process: the next query reconnects.
-  pool.on('error', (error) => options.onError?.(error));
+  const newPool = (max: number) => {
+    const made = new pg.Pool({
+      connectionString: options.url,
+      max,
+      types,
+      connectionTimeoutMillis: 5_000,
+      // Idle connections to a restarted server are dropped and reopened on demand.
+      idleTimeoutMillis: 30_000,
+    });
+    // An idle client losing its connection must not crash the process: the next query reconnects.
+    made.on('error', (error) => options.onError?.(error));
+    return made;
+  };
+  // Transactions and plain reads draw from pools of their own: a unit of work that reads outside
+  // its transaction while every connection is held by such units would otherwise wait forever.
+  const pool = newPool(options.poolSize ?? 10);
+  const readPool = newPool(Math.max(2, Math.ceil((options.poolSize ?? 10) / 2)));
   let closed = false;
 
   try {
     await migratePostgres(pool);
   } catch (error) {
-    await pool.end().catch(() => undefined);
+    await Promise.all([pool.end(), readPool.end()]).catch(() => undefined);
     throw error;
   }
-  const reader = new PgQueryable(pool);
+  const reader = new PgQueryable(readPool);
   const notifier = new PostgresNotifier(options.url, types, options.onError);
   await notifier.start().catch(async (error: unknown) => {
-    await pool.end().catch(() => undefined);
+    await Promise.all([pool.end(), readPool.end()]).catch(() => undefined);
     throw error;
   });
 
@@ -116,6 +123,12 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDb
         throw new StorageUnavailableError(error);
       }
       let broken = false;
+      // A checked-out client whose connection drops emits 'error': unheard, it would end the
+      // process. The query in flight fails with it, which is what the caller hears.
+      const onError = () => {
+        broken = true;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const value = await fn(new PgQueryable(client));
@@ -130,6 +143,7 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDb
         if (code !== undefined && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) continue;
         throw storageError(error);
       } finally {
+        client.off('error', onError);
         // A connection that failed mid-transaction is thrown away rather than reused.
         client.release(broken);
       }
@@ -187,7 +201,7 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDb
       closed = true;
       while ([...batchQueues.values()].some((q) => q.running || q.items.length > 0)) await new Promise((r) => setTimeout(r, 5));
       await notifier.stop();
-      await pool.end();
+      await Promise.all([pool.end(), readPool.end()]);
     },
   };
 }
