@@ -8,6 +8,7 @@ import { resolveConfig, type RelayConfig, type RelayFlags } from './config.js';
 import { createSinkProvider } from './delivery/sink.js';
 import { createUpstreamProvider } from './delivery/upstream.js';
 import { KeyCache } from './domain/auth.js';
+import { DashboardSessions } from './dashboard/sessions.js';
 import { startDomainRecheck } from './domain/domain-recheck.js';
 import { RateLimiter } from './domain/rate-limits.js';
 import { bootstrapIfEmpty, type Bootstrap } from './domain/tenancy.js';
@@ -24,9 +25,14 @@ import { CLOCK_OFFSET_SETTING, readOrCreateSetting, readSetting } from './storag
 import { bridgeBus } from './cluster-bus.js';
 import { startWebhookDispatcher } from './webhooks/dispatcher.js';
 import { attachListenHub } from './webhooks/listen-hub.js';
+import { attachInboxLive } from './dashboard/inbox-live.js';
+import { startInboxIndexer } from './inbox/indexer.js';
 
 export interface Relay {
   httpUrl: string;
+  /** The dashboard's one-time sign-in link (15 minutes): the nonce rides in the URL fragment,
+   * which browsers never send to a server, so it reaches no log and no Referer. */
+  dashboardUrl: string;
   smtpHost: string;
   smtpPort: number;
   adminToken: string;
@@ -101,6 +107,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       keys: new KeyCache(),
       metrics: new Metrics(),
       adminToken: admin.value,
+      sessions: new DashboardSessions(),
       health: { database: true, http: false, smtp: false, worker: false },
     };
 
@@ -108,6 +115,8 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     const mayBootstrap = db.dialect !== 'postgres' || (await readOrCreateSetting(db, 'bootstrap_claimed_at', () => clock.iso())).created;
     const bootstrap = mayBootstrap ? await bootstrapIfEmpty(services) : undefined;
 
+    const indexer = startInboxIndexer(services);
+    stops.push(() => indexer.stop());
     const sink = await startSmtpSink(services, { tls: smtpTls });
     stops.push(() => sink.close());
     services.health.smtp = true;
@@ -129,6 +138,8 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     stops.push(() => http.close());
     const listenHub = attachListenHub(http.server, services);
     stops.push(() => listenHub.close());
+    const inboxLive = attachInboxLive(http.server, services);
+    stops.push(() => inboxLive.close());
     services.health.http = true;
 
     log.info('relay', 'ready', {
@@ -140,6 +151,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     let stopping: Promise<void> | undefined;
     return {
       httpUrl: http.url,
+      dashboardUrl: `${http.url}/#signin=${services.sessions.createSigninLink()}`,
       smtpHost: sink.host,
       smtpPort: sink.port,
       adminToken: admin.value,

@@ -1,55 +1,62 @@
 // Relays sharing one PostgreSQL database behave as one service: what one relay announces on its
-// bus (new jobs, webhook deliveries due, timeline events, a test-clock advance) reaches the others
-// through LISTEN/NOTIFY, so their workers wake, their `ravenctl listen` clients and dashboards see
-// every event, and their clocks agree. Each relay ignores its own notifications.
+// bus (new jobs, webhook deliveries due, timeline events, captured mail, inbox changes, a
+// test-clock advance) reaches the others through LISTEN/NOTIFY, so their workers wake, their
+// `ravenctl listen` clients and dashboards see every event, and their clocks agree. Each relay
+// ignores its own notifications.
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import type { Clock } from './clock.js';
-import type { StoredEvent } from './domain/timeline.js';
+import { INBOX_CAPTURED, INBOX_CHANGED } from './inbox/indexer.js';
 import type { Logger } from './log.js';
 import type { PostgresNotifier } from './storage/postgres/notify.js';
 
-type Message =
-  | { origin: string; kind: 'jobs.ready' | 'webhooks.ready' }
-  | { origin: string; kind: 'email.event'; event: StoredEvent }
-  | { origin: string; kind: 'clock'; offsetMs: number };
+/** Bus events shared with the other relays, and what to send instead when one is too large. */
+const SHARED: ReadonlyArray<{ name: string; oversize?: string }> = [
+  { name: 'jobs.ready' },
+  { name: 'webhooks.ready' },
+  { name: 'email.event' },
+  // A batch of inbox entries past NOTIFY's 8,000 bytes: dashboards elsewhere reload their page.
+  { name: INBOX_CAPTURED, oversize: INBOX_CHANGED },
+  { name: INBOX_CHANGED },
+];
+
+type Message = { origin: string; event: string; args: unknown[] } | { origin: string; clockOffsetMs: number };
 
 export function bridgeBus(bus: EventEmitter, clock: Clock, notifier: PostgresNotifier, log: Logger): () => void {
   const origin = randomBytes(8).toString('hex');
   let relaying = false; // true while re-emitting another relay's message: not sent back out
 
-  const send = (message: Message) => {
+  const send = (message: Message, fallback?: Message) => {
     if (relaying) return;
     void notifier.publish(message).then((sent) => {
-      if (!sent && message.kind === 'email.event') log.debug('listen', 'event not shared with other relays', { event_id: message.event.id });
+      if (sent) return;
+      if (fallback) void notifier.publish(fallback);
+      else log.debug('relay', 'bus event not shared with other relays', { event: 'event' in message ? message.event : 'clock' });
     });
   };
-  const onJobs = () => send({ origin, kind: 'jobs.ready' });
-  const onWebhooks = () => send({ origin, kind: 'webhooks.ready' });
-  const onEvent = (event: StoredEvent) => send({ origin, kind: 'email.event', event });
-  const onClock = () => send({ origin, kind: 'clock', offsetMs: clock.offset });
+  const listeners = SHARED.map(({ name, oversize }) => {
+    const listener = (...args: unknown[]) =>
+      send({ origin, event: name, args }, oversize ? { origin, event: oversize, args: [] } : undefined);
+    bus.on(name, listener);
+    return { name, listener };
+  });
+  const onClock = () => send({ origin, clockOffsetMs: clock.offset });
 
   const onMessage = (message: Message) => {
     if (message.origin === origin) return;
     relaying = true;
     try {
-      if (message.kind === 'email.event') bus.emit('email.event', message.event);
-      else if (message.kind === 'clock') clock.setOffset(message.offsetMs);
-      else bus.emit(message.kind);
+      if ('clockOffsetMs' in message) clock.setOffset(message.clockOffsetMs);
+      else if (SHARED.some((s) => s.name === message.event)) bus.emit(message.event, ...message.args);
     } finally {
       relaying = false;
     }
   };
 
-  bus.on('jobs.ready', onJobs);
-  bus.on('webhooks.ready', onWebhooks);
-  bus.on('email.event', onEvent);
   clock.on('advanced', onClock);
   notifier.on('message', onMessage);
   return () => {
-    bus.off('jobs.ready', onJobs);
-    bus.off('webhooks.ready', onWebhooks);
-    bus.off('email.event', onEvent);
+    for (const { name, listener } of listeners) bus.off(name, listener);
     clock.off('advanced', onClock);
     notifier.off('message', onMessage);
   };

@@ -22,7 +22,8 @@ const files = (dir: string) =>
 
 // What only SQLite has: its file locks, its own fault injection, the relay process on a data
 // directory. PostgreSQL's counterparts (server restart, kill -9 with leases) are in test/postgres.
-// And what runs no relay at all (type-checking SDK consumers).
+// And what runs no relay at all (type-checking SDK consumers). The dashboard's browser tests
+// (test/browser) run on SQLite only: a browser per test file is the slowest part of the suite.
 const SQLITE_ONLY = new Set([
   'test/integration/storage-faults.test.ts',
   'test/integration/crash.test.ts',
@@ -32,7 +33,7 @@ const SQLITE_ONLY = new Set([
 ]);
 
 const SUITES = {
-  sqlite: [...files('unit'), ...files('integration'), ...files('e2e')],
+  sqlite: [...files('unit'), ...files('integration'), ...files('e2e'), ...files('browser')],
   postgres: [...files('integration'), ...files('e2e')].filter((f) => !SQLITE_ONLY.has(f)).concat(files('postgres')),
 };
 

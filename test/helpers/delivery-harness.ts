@@ -21,6 +21,7 @@ import type { RelayServices } from '../../relay/services.js';
 import { startSmtpSink, type SmtpSink, type SmtpSinkOptions } from '../../relay/smtp/sink-server.js';
 import { openStorage } from '../../relay/storage/open.js';
 import { TEST_BACKEND, freshPostgresDatabase } from './backend.js';
+import { DashboardSessions } from '../../relay/dashboard/sessions.js';
 
 export interface NewTestEmail {
   from?: string;
@@ -83,6 +84,7 @@ export async function startHarness(
     keys: new KeyCache(),
     metrics: new Metrics(),
     adminToken: 'harness-admin-token',
+    sessions: new DashboardSessions(),
     health: { database: true, http: false, smtp: false, worker: false },
   };
   const boot = (await bootstrapIfEmpty(services))!;
