@@ -54,6 +54,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const configFile = path.join(dir, 'relay.json');
   await writeFile(configFile, JSON.stringify({ limits: { ...RELAXED_LIMITS, ...limits }, ...rest }));
   const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  // Its idle connections drop when a test restarts the server; the next query reconnects.
+  pool.on('error', () => undefined);
   let count = 0;
   const relays: RelayProcess[] = [];
 
