@@ -20,8 +20,9 @@ import { SecretBox } from './secrets.js';
 import type { RelayServices } from './services.js';
 import { startSmtpSink } from './smtp/sink-server.js';
 import { loadListenerTls } from './smtp/tls.js';
-import { openDatabase } from './storage/db.js';
-import { CLOCK_OFFSET_SETTING, readSetting } from './storage/settings.js';
+import { openStorage } from './storage/open.js';
+import { CLOCK_OFFSET_SETTING, readOrCreateSetting, readSetting } from './storage/settings.js';
+import { bridgeBus } from './cluster-bus.js';
 import { startWebhookDispatcher } from './webhooks/dispatcher.js';
 import { attachListenHub } from './webhooks/listen-hub.js';
 import { attachInboxLive } from './dashboard/inbox-live.js';
@@ -81,34 +82,42 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
   const smtpTls = loadListenerTls(config.smtpTls);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 
-  const adminTokenFile = config.adminToken ? null : path.join(config.dataDir, 'admin-token');
-  // A generated admin token is stored, like the bootstrap key is created, only once the relay
-  // listens: a start that fails (a port in use) must not use up the one start that prints them.
-  const admin: Secret = adminTokenFile
-    ? await readOrMakeSecret(adminTokenFile, () => `rat_${randomBytes(24).toString('base64url')}`)
-    : { value: config.adminToken!, created: false, persist: async () => {} };
-  let secretKey = config.secretKey;
-  if (!secretKey) {
-    const stored = await readOrMakeSecret(path.join(config.dataDir, 'secret.key'), () => randomBytes(32).toString('base64url'));
-    await stored.persist();
-    secretKey = stored.value;
-  }
-
-  const db = await openDatabase(path.join(config.dataDir, 'raven.sqlite'));
+  const db = await openStorage(config, log);
   const stops: Array<() => Promise<void>> = [() => db.close()];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch((error) => log.error('relay', 'stop failed', { error: String(error) }));
   };
 
   try {
-    const offset = config.testClock
-      ? Number((await readSetting(db, CLOCK_OFFSET_SETTING)) ?? 0)
-      : 0;
+    // On PostgreSQL the secrets and the clock live in the database, so every relay on it answers
+    // the same; on SQLite the secrets are files in the data directory.
+    // A generated admin token is stored in its file, like the bootstrap key is created, only once
+    // the relay listens: a start that fails (a port in use) must not use up the one start that prints them.
+    const secret = async (name: string, make: () => string): Promise<Secret> =>
+      db.dialect === 'postgres'
+        ? { ...(await readOrCreateSetting(db, name, make)), persist: async () => {} }
+        : readOrMakeSecret(path.join(config.dataDir, name), make);
+    const adminTokenFile = config.adminToken || db.dialect === 'postgres' ? null : path.join(config.dataDir, 'admin-token');
+    const admin: Secret = config.adminToken
+      ? { value: config.adminToken, created: false, persist: async () => {} }
+      : await secret('admin-token', () => `rat_${randomBytes(24).toString('base64url')}`);
+    let secretKey = config.secretKey;
+    if (!secretKey) {
+      const stored = await secret('secret.key', () => randomBytes(32).toString('base64url'));
+      await stored.persist();
+      secretKey = stored.value;
+    }
+    const offset = config.testClock ? Number((await readSetting(db, CLOCK_OFFSET_SETTING)) ?? 0) : 0;
     const bus = new EventEmitter();
     bus.setMaxListeners(0);
+    const clock = new Clock(offset, config.testClock);
+    if (db.notifier) {
+      const unbridge = bridgeBus(bus, clock, db.notifier, log);
+      stops.push(async () => unbridge());
+    }
     const services: RelayServices = {
       db,
-      clock: new Clock(offset, config.testClock),
+      clock,
       config,
       log,
       secrets: new SecretBox(secretKey),
@@ -149,7 +158,9 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     services.health.http = true;
 
     await admin.persist();
-    const bootstrap = await bootstrapIfEmpty(services);
+    // Relays starting together on one empty PostgreSQL database: the one that claims it bootstraps.
+    const mayBootstrap = db.dialect !== 'postgres' || (await readOrCreateSetting(db, 'bootstrap_claimed_at', () => clock.iso())).created;
+    const bootstrap = mayBootstrap ? await bootstrapIfEmpty(services) : undefined;
 
     log.info('relay', 'ready', {
       http: http.url,
