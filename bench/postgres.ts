@@ -10,7 +10,7 @@
 // directory, unless BENCH_DATABASE_URL names one (a role that may create databases).
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,6 +42,14 @@ function message(i = 0) {
 // ---------- the ceiling: a minimal server inserting the same rows ----------
 async function serveCeiling(url: string): Promise<void> {
   const pool = new pg.Pool({ connectionString: url, max: POOL });
+  // The tenancy rows the emails refer to, as a bootstrap would write them.
+  const at = new Date().toISOString();
+  await pool.query("INSERT INTO workspaces (id, name, created_at) VALUES ('w', 'w', $1)", [at]);
+  await pool.query("INSERT INTO projects (id, workspace_id, name, environment, created_at) VALUES ('p', 'w', 'p', 'development', $1)", [at]);
+  await pool.query(
+    "INSERT INTO api_keys (id, project_id, name, prefix, permission, secret_hash, last4, created_at) VALUES ('k', 'p', 'k', 'rr_test_', 'email:send', 'h', 'xxxx', $1)",
+    [at],
+  );
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -140,6 +148,7 @@ const RELAXED = {
 };
 
 async function startRelays(databaseUrl: string, n: number, dir: string): Promise<{ relays: RelayProcess[]; apiKey: string }> {
+  await mkdir(dir, { recursive: true });
   const config = path.join(dir, 'relay.json');
   await writeFile(config, JSON.stringify({ limits: RELAXED }));
   const start = (i: number) =>
@@ -224,7 +233,7 @@ export async function benchPostgres(): Promise<void> {
         const allMs = Date.now() - started;
         const { rows } = await client.query(
           `SELECT EXTRACT(EPOCH FROM (MAX(v.occurred_at)::timestamptz - e.created_at::timestamptz)) * 1000 AS ms
-             FROM emails e JOIN events v ON v.email_id = e.id AND v.type = 'email.delivered' GROUP BY e.id ORDER BY ms`,
+             FROM emails e JOIN events v ON v.email_id = e.id AND v.type = 'email.delivered' GROUP BY e.id, e.created_at ORDER BY ms`,
         );
         const ms = rows.map((r: { ms: number }) => Number(r.ms));
         const at = (p: number) => ms[Math.min(ms.length - 1, Math.floor((p / 100) * ms.length))]!.toFixed(0);
