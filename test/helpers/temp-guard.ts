@@ -1,7 +1,7 @@
 // Loaded into every test process by `npm test` (--import): gives each test file a temp folder of
 // its own and fails the file when anything is left in it at exit. Child processes inherit the
 // folder through TMPDIR, which os.tmpdir() reads on every call.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 
@@ -9,6 +9,9 @@ import path from 'node:path';
 if (process.env.NODE_TEST_CONTEXT) {
   const shared = tmpdir();
   const own = mkdtempSync(path.join(shared, 'raven-test-'));
+  // Traversable by other users (not listable): the PostgreSQL tests run their server as `postgres`
+  // in a folder below this one.
+  chmodSync(own, 0o711);
   // tsx keeps its compile cache in <tmp>/tsx-<euid>: the children a test starts through tsx keep
   // sharing the real one (a cache, not a leftover) instead of recompiling per file.
   const tsxCache = `tsx-${process.geteuid?.() ?? userInfo().username}`;
