@@ -8,6 +8,7 @@ import { resolveConfig, type RelayConfig, type RelayFlags } from './config.js';
 import { createSinkProvider } from './delivery/sink.js';
 import { createUpstreamProvider } from './delivery/upstream.js';
 import { KeyCache } from './domain/auth.js';
+import { DashboardSessions } from './dashboard/sessions.js';
 import { startDomainRecheck } from './domain/domain-recheck.js';
 import { RateLimiter } from './domain/rate-limits.js';
 import { bootstrapIfEmpty, type Bootstrap } from './domain/tenancy.js';
@@ -23,9 +24,14 @@ import { openDatabase } from './storage/db.js';
 import { CLOCK_OFFSET_SETTING, readSetting } from './storage/settings.js';
 import { startWebhookDispatcher } from './webhooks/dispatcher.js';
 import { attachListenHub } from './webhooks/listen-hub.js';
+import { attachInboxLive } from './dashboard/inbox-live.js';
+import { startInboxIndexer } from './inbox/indexer.js';
 
 export interface Relay {
   httpUrl: string;
+  /** The dashboard's one-time sign-in link (15 minutes): the nonce rides in the URL fragment,
+   * which browsers never send to a server, so it reaches no log and no Referer. */
+  dashboardUrl: string;
   smtpHost: string;
   smtpPort: number;
   adminToken: string;
@@ -94,11 +100,14 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       keys: new KeyCache(),
       metrics: new Metrics(),
       adminToken: admin.value,
+      sessions: new DashboardSessions(),
       health: { database: true, http: false, smtp: false, worker: false },
     };
 
     const bootstrap = await bootstrapIfEmpty(services);
 
+    const indexer = startInboxIndexer(services);
+    stops.push(() => indexer.stop());
     const sink = await startSmtpSink(services, { tls: smtpTls });
     stops.push(() => sink.close());
     services.health.smtp = true;
@@ -120,6 +129,8 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     stops.push(() => http.close());
     const listenHub = attachListenHub(http.server, services);
     stops.push(() => listenHub.close());
+    const inboxLive = attachInboxLive(http.server, services);
+    stops.push(() => inboxLive.close());
     services.health.http = true;
 
     log.info('relay', 'ready', {
@@ -131,6 +142,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     let stopping: Promise<void> | undefined;
     return {
       httpUrl: http.url,
+      dashboardUrl: `${http.url}/#signin=${services.sessions.createSigninLink()}`,
       smtpHost: sink.host,
       smtpPort: sink.port,
       adminToken: admin.value,

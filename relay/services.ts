@@ -8,6 +8,7 @@ import type { SecretBox } from './secrets.js';
 import type { Db } from './storage/db.js';
 import type { RateLimiter } from './domain/rate-limits.js';
 import type { KeyCache } from './domain/auth.js';
+import type { DashboardSessions } from './dashboard/sessions.js';
 
 export interface RelayServices {
   db: Db;
@@ -23,6 +24,8 @@ export interface RelayServices {
   /** In-memory counters for GET /metrics. */
   metrics: Metrics;
   adminToken: string;
+  /** Dashboard sign-ins (session cookies, the one-time link printed at start). */
+  sessions: DashboardSessions;
   /** Set by app.ts: whether each part is up, for /readyz. */
   health: { database: boolean; http: boolean; smtp: boolean; worker: boolean };
 }

@@ -1,9 +1,12 @@
 // /admin/v1/messages: mail captured by the SMTP sink (CONTRACT section 6).
-import { simpleParser } from 'mailparser';
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
 import { deleteAllCapturedMessages, getCapturedMessage, listCapturedMessages } from '../storage/captured.js';
 import { parseHeaders } from '../smtp/headers.js';
+import { simulatedOutcome } from '../smtp/sink-server.js';
+import { countRemoteReferences } from '../inbox/html-view.js';
+import { attachmentViews, parseMessage } from '../inbox/read-message.js';
+import { getInboxEntry } from '../storage/inbox.js';
 import type { RequestContext } from './context.js';
 import { adminRoute } from './route-helpers.js';
 import type { Route } from './router.js';
@@ -52,15 +55,23 @@ export function adminMessageRoutes(services: RelayServices): Route[] {
       return { status: 204 };
     }),
     adminRoute(services, 'GET', '/admin/v1/messages/:message_id', async (ctx) => {
-      const { raw, email_id: _emailId, ...summary } = await loadMessage(services, ctx.params.message_id!);
-      const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
+      const { raw, email_id, ...summary } = await loadMessage(services, ctx.params.message_id!);
+      const [parsed, entry] = await Promise.all([parseMessage(raw), getInboxEntry(services.db, summary.id)]);
+      const html = typeof parsed.html === 'string' && parsed.html !== '' ? parsed.html : null;
       return {
         status: 200,
         body: {
           ...summary,
           headers: parseHeaders(raw),
           text: parsed.text || null,
-          html: typeof parsed.html === 'string' && parsed.html !== '' ? parsed.html : null,
+          html,
+          email_id,
+          read: entry?.read ?? false,
+          attachments: attachmentViews(parsed),
+          remote_resources: html === null ? 0 : countRemoteReferences(html),
+          simulated_outcomes: summary.to
+            .map((recipient) => ({ recipient, outcome: simulatedOutcome(recipient) }))
+            .filter((o) => o.outcome !== 'delivered'),
         },
       };
     }),

@@ -1,6 +1,7 @@
 // Route constructors that put authentication in front of a handler, so no handler forgets it.
-import { authenticateAdmin, authenticateKey, type KeyPrincipal } from '../domain/auth.js';
+import { authenticateKey, type KeyPrincipal } from '../domain/auth.js';
 import type { RelayServices } from '../services.js';
+import { authenticateAdminRequest } from './admin-auth.js';
 import type { Reply, RequestContext } from './context.js';
 import type { Route } from './router.js';
 
@@ -16,7 +17,7 @@ export function adminRoute(
     method,
     path,
     handler: async (ctx) => {
-      authenticateAdmin(services.adminToken, ctx.singleHeader('authorization'));
+      authenticateAdminRequest(services, ctx);
       return handler(ctx);
     },
   };

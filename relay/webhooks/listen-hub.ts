@@ -11,6 +11,7 @@ import { ApiError, validationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import { errorReply } from '../http/server.js';
+import { isInboxLiveRequest } from '../dashboard/inbox-live.js';
 
 export const LISTEN_PATH = '/v1/listen';
 
@@ -75,6 +76,7 @@ export function attachListenHub(server: http.Server, services: RelayServices, op
   let closing = false;
 
   const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (isInboxLiveRequest(req)) return; // the dashboard's own socket (dashboard/inbox-live.ts)
     socket.on('error', () => socket.destroy());
     const requestId = newId('req');
     void (async () => {

@@ -471,7 +471,8 @@ export interface paths {
         get: operations["adminGetCapturedMessage"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete one captured message */
+        delete: operations["adminDeleteCapturedMessage"];
         options?: never;
         head?: never;
         patch?: never;
@@ -491,6 +492,220 @@ export interface paths {
         get: operations["adminGetCapturedMessageRaw"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current dashboard session
+         * @description The session of the `raven_session` cookie, with its CSRF token; 401 without one.
+         */
+        get: operations["adminGetSession"];
+        put?: never;
+        /**
+         * Sign in to the dashboard
+         * @description Exchanges the admin token, or the one-time nonce of the sign-in link the relay prints at
+         *     start (`http://host:port/#signin=<nonce>`, valid 15 minutes, once), for a dashboard session:
+         *     an HttpOnly, SameSite=Strict `raven_session` cookie valid 12 hours. With that cookie the
+         *     whole admin API answers as with the token; every request other than GET must also carry
+         *     the session's `csrf_token` in the `X-Raven-CSRF` header and come from the relay's own
+         *     origin, else 403 `forbidden`.
+         */
+        post: operations["adminSignIn"];
+        /**
+         * Sign out of the dashboard
+         * @description Ends the session of the cookie (CSRF header required) and clears the cookie.
+         */
+        delete: operations["adminSignOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search and page the captured mail
+         * @description The inbox, newest first, with the unread count. `q` takes free text (subject, sender,
+         *     recipients and the start of the text) and the terms `from:`, `to:`, `subject:`,
+         *     `is:unread` and `is:read`; a value may be quoted; every term must match
+         *     (case-insensitive substrings).
+         */
+        get: operations["adminSearchInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/messages/{message_id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a captured message read or unread */
+        post: operations["adminMarkMessageRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/messages/{message_id}/html": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The HTML part, for a sandboxed iframe
+         * @description The HTML part with `cid:` images inlined, served with its own Content-Security-Policy: no
+         *     script, no connection, a CSP sandbox, and no remote load (images, styles, fonts) unless
+         *     `remote=1`. Empty when the message has no HTML part.
+         */
+        get: operations["adminGetCapturedMessageHtml"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/messages/{message_id}/attachments/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download one attachment
+         * @description The attachment's bytes, as a download (Content-Disposition attachment).
+         */
+        get: operations["adminGetCapturedAttachment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/messages/{message_id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a captured message on to a real address
+         * @description Sends the raw message, unchanged, to `to` through the configured upstream SMTP provider.
+         *     403 `forbidden` when the relay has no upstream (`--upstream`); 503 when the upstream
+         *     refuses it or cannot be reached.
+         */
+        post: operations["adminReleaseMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/projects/{project_id}/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The email log of a project
+         * @description The project's emails as `GET /v1/emails` lists them for an `email:read` key.
+         */
+        get: operations["adminListProjectEmails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/emails/{email_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One email of the log, with its webhook deliveries */
+        get: operations["adminGetEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/workspaces/{workspace_id}/usage/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Emails sent per day, the last 30 days
+         * @description Emails admitted (not suppressed) per UTC day on the relay clock, oldest first, today last.
+         */
+        get: operations["adminGetDailyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/webhooks/{webhook_id}/deliveries/{event_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attempt one delivery again now
+         * @description Makes the endpoint's delivery of the event due now (one more attempt, whatever its state).
+         */
+        post: operations["adminResendWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1203,6 +1418,114 @@ export interface components {
             text: string | null;
             /** @description The HTML part, or null. */
             html: string | null;
+            /** @description The API email (`em_...`) this message delivered, when it came from the relay's worker. */
+            email_id: string | null;
+            /** @description Whether the message is marked read in the dashboard's inbox. */
+            read: boolean;
+            attachments: components["schemas"]["CapturedAttachment"][];
+            /** @description Remote loads (images, styles, fonts) the HTML asks for; the HTML view blocks them unless asked. */
+            remote_resources: number;
+            /** @description The envelope recipients whose local part selects a simulated outcome. */
+            simulated_outcomes: components["schemas"]["SimulatedOutcome"][];
+        };
+        /** @description Exactly one of `token` (the admin token) or `signin_link` (the nonce of the start-up link). */
+        SignInRequest: {
+            token?: string;
+            signin_link?: string;
+        };
+        DashboardSession: {
+            /** @description Echo it in the `X-Raven-CSRF` header of every request other than GET. */
+            csrf_token: string;
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A captured message as the inbox lists it (header From and To, decoded). */
+        InboxEntry: {
+            id: string;
+            /** @description The From header's display name ('' when none). */
+            from_name: string;
+            /** @description The From header's address, else the envelope sender. */
+            from_address: string;
+            /** @description The To header, decoded, else the envelope recipients. */
+            to: string;
+            subject: string;
+            /** @description The first characters of the text. */
+            snippet: string;
+            size: number;
+            attachments: number;
+            /** @description The API email (`em_...`) this message delivered, when it came from the relay's worker. */
+            email_id: string | null;
+            received_at: components["schemas"]["Timestamp"];
+            read: boolean;
+        };
+        InboxPage: {
+            messages: components["schemas"]["InboxEntry"][];
+            next_cursor: string | null;
+            /** @description Unread messages in the whole inbox. */
+            unread: number;
+        };
+        MarkReadRequest: {
+            read: boolean;
+        };
+        CapturedAttachment: {
+            index: number;
+            filename: string | null;
+            content_type: string;
+            size: number;
+            content_id: string | null;
+            /** @description Shown in the HTML (cid:) rather than attached. */
+            inline: boolean;
+        };
+        SimulatedOutcome: {
+            recipient: string;
+            /** @enum {string} */
+            outcome: "bounced" | "rejected" | "delayed" | "unknown" | "complained";
+        };
+        ReleaseRequest: {
+            /** @description One email address. */
+            to: string;
+        };
+        Release: {
+            id: string;
+            to: string;
+            released_at: components["schemas"]["Timestamp"];
+            /** @description The upstream's final reply. */
+            response: string;
+        };
+        WebhookDeliveryAttempt: {
+            attempt: number;
+            status_code: number | null;
+            error: string | null;
+            attempted_at: components["schemas"]["Timestamp"];
+        };
+        /** @description One event sent to one webhook endpoint, with every attempt. */
+        EventDelivery: {
+            webhook_id: string;
+            url: string;
+            event_id: string;
+            event_type: components["schemas"]["EventType"];
+            /** @enum {string} */
+            state: "pending" | "delivered" | "failed";
+            next_attempt_at: string | null;
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+        };
+        /** @description The email as `GET /v1/emails/{id}` shows it, its project, and the webhook deliveries of its events. */
+        AdminEmailDetail: {
+            email: components["schemas"]["EmailDetail"];
+            project_id: string;
+            deliveries: components["schemas"]["EventDelivery"][];
+        };
+        DailyUsage: {
+            days: {
+                /** Format: date */
+                date: string;
+                emails: number;
+            }[];
+        };
+        ResendDelivery: {
+            webhook_id: string;
+            event_id: string;
+            /** @enum {string} */
+            state: "pending";
         };
         /** @description How far to move the test clock. */
         AdvanceClockRequest: {
@@ -2431,6 +2754,36 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminDeleteCapturedMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The captured message id.
+                 * @example msg_01JDQ4ZK5W9M2V3XG7H8TQ1B6N
+                 */
+                message_id: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminGetCapturedMessageRaw: {
         parameters: {
             query?: never;
@@ -2458,6 +2811,369 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSession"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignInRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in; `Set-Cookie` carries the session. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            422: components["responses"]["ValidationError"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminSignOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    adminSearchInbox: {
+        parameters: {
+            query?: {
+                q?: string;
+                /** @description The `next_cursor` of the previous page (with the same `q`). */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the inbox. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxPage"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            422: components["responses"]["ValidationError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminMarkMessageRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The captured message id.
+                 * @example msg_01JDQ4ZK5W9M2V3XG7H8TQ1B6N
+                 */
+                message_id: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkReadRequest"];
+            };
+        };
+        responses: {
+            /** @description The message's inbox entry. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetCapturedMessageHtml: {
+        parameters: {
+            query?: {
+                /** @description `1` allows remote images, styles and fonts. */
+                remote?: "0" | "1";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The captured message id.
+                 * @example msg_01JDQ4ZK5W9M2V3XG7H8TQ1B6N
+                 */
+                message_id: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The HTML. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetCapturedAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The captured message id.
+                 * @example msg_01JDQ4ZK5W9M2V3XG7H8TQ1B6N
+                 */
+                message_id: components["parameters"]["MessageId"];
+                /** @description The attachment's `index` in the message detail. */
+                index: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminReleaseMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The captured message id.
+                 * @example msg_01JDQ4ZK5W9M2V3XG7H8TQ1B6N
+                 */
+                message_id: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReleaseRequest"];
+            };
+        };
+        responses: {
+            /** @description The upstream took the message. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Release"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminListProjectEmails: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["EmailStatus"];
+                recipient?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of emails. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailList"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The email. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminEmailDetail"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetDailyUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Thirty days. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyUsage"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminResendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery is due now. */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResendDelivery"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

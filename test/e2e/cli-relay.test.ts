@@ -90,6 +90,7 @@ describe('ravenctl relay start', () => {
       });
     });
     assert.match(stdout, /^Raven relay ready\n {2}HTTP {3}http:\/\/127\.0\.0\.1:\d+\n {2}SMTP {3}smtp:\/\/127\.0\.0\.1:\d+\n {2}Data {3}\S+\n/);
+    assert.match(stdout, /\n {2}Web {4}http:\/\/127\.0\.0\.1:\d+\/#signin=[\w-]+ {2}\(dashboard/, 'the one-time dashboard link');
     assert.doesNotMatch(stdout, /Admin token/, 'a token given by flag is not printed');
     child.kill('SIGTERM');
     assert.equal(await exit, 0);

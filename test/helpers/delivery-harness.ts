@@ -20,6 +20,7 @@ import { SecretBox } from '../../relay/secrets.js';
 import type { RelayServices } from '../../relay/services.js';
 import { startSmtpSink, type SmtpSink, type SmtpSinkOptions } from '../../relay/smtp/sink-server.js';
 import { openDatabase } from '../../relay/storage/db.js';
+import { DashboardSessions } from '../../relay/dashboard/sessions.js';
 
 export interface NewTestEmail {
   from?: string;
@@ -80,6 +81,7 @@ export async function startHarness(
     keys: new KeyCache(),
     metrics: new Metrics(),
     adminToken: 'harness-admin-token',
+    sessions: new DashboardSessions(),
     health: { database: true, http: false, smtp: false, worker: false },
   };
   const boot = (await bootstrapIfEmpty(services))!;

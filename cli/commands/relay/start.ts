@@ -69,6 +69,7 @@ export function register(cmd: Command): void {
       const result = {
         status: 'ready',
         http_url: relay.httpUrl,
+        dashboard_url: relay.dashboardUrl,
         smtp_url: smtpUrl,
         host: http.hostname,
         port: Number(http.port),
@@ -89,6 +90,7 @@ export function register(cmd: Command): void {
           `  HTTP   ${relay.httpUrl}`,
           `  SMTP   ${smtpUrl}`,
           `  Data   ${relay.dataDir}`,
+          `  Web    ${relay.dashboardUrl}  (dashboard; a one-time sign-in link)`,
           ...(relay.adminTokenGenerated ? [`  Admin token: ${relay.adminToken}`] : []),
           ...(b
             ? [

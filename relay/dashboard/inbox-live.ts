@@ -1,0 +1,101 @@
+// The open inboxes, live: GET /admin/v1/inbox/live upgraded to a WebSocket. A signed-in dashboard
+// (session cookie, from our own origin) receives each newly indexed message and the unread count
+// as JSON text frames; it sends nothing but pongs.
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { INBOX_CAPTURED, INBOX_CHANGED } from '../inbox/indexer.js';
+import type { RelayServices } from '../services.js';
+import { countUnread, type InboxEntry } from '../storage/inbox.js';
+import { sessionIdFromCookie } from './sessions.js';
+
+export const INBOX_LIVE_PATH = '/admin/v1/inbox/live';
+
+const HEARTBEAT_MS = 30_000;
+/** A dashboard this far behind is cut off (it reconnects and reloads) rather than buffered. */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+export interface InboxLive {
+  close(): Promise<void>;
+}
+
+function refuse(socket: Duplex, status: number, reason: string): void {
+  const body = JSON.stringify({ error: { code: status === 401 ? 'unauthorized' : 'forbidden', message: reason } });
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export function isInboxLiveRequest(req: http.IncomingMessage): boolean {
+  return (req.url ?? '').split('?')[0] === INBOX_LIVE_PATH;
+}
+
+export function attachInboxLive(server: http.Server, services: RelayServices): InboxLive {
+  const { bus, db, log } = services;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
+  const alive = new WeakMap<WebSocket, boolean>();
+
+  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!isInboxLiveRequest(req)) return;
+    socket.on('error', () => socket.destroy());
+    const sessionId = sessionIdFromCookie(req.headers.cookie);
+    if (sessionId === undefined || !services.sessions.find(sessionId)) return refuse(socket, 401, 'Not signed in to the dashboard.');
+    // Browsers send Origin on every WebSocket handshake: only our own pages may open this one.
+    let origin: string | undefined;
+    try {
+      origin = req.headers.origin === undefined ? undefined : new URL(req.headers.origin).host;
+    } catch {
+      origin = undefined;
+    }
+    if (origin !== req.headers.host) return refuse(socket, 403, 'Cross-site WebSocket refused.');
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      alive.set(ws, true);
+      ws.on('pong', () => alive.set(ws, true));
+      ws.on('error', () => ws.terminate());
+    });
+  };
+
+  const broadcast = (frame: unknown) => {
+    const data = JSON.stringify(frame);
+    for (const ws of wss.clients) {
+      if (ws.readyState !== ws.OPEN) continue;
+      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) ws.close(1013, 'too slow');
+      else ws.send(data);
+    }
+  };
+  const withUnread = (frame: Record<string, unknown>) => {
+    if (wss.clients.size === 0) return;
+    countUnread(db).then(
+      (unread) => broadcast({ ...frame, unread }),
+      (error: unknown) => log.warn('inbox', 'cannot count unread messages', { error: (error as Error).message }),
+    );
+  };
+  const onCaptured = (messages: InboxEntry[]) => withUnread({ type: 'captured', messages });
+  const onChanged = () => withUnread({ type: 'changed' });
+
+  const heartbeat = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (!alive.get(ws)) {
+        ws.terminate();
+        continue;
+      }
+      alive.set(ws, false);
+      ws.ping();
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+
+  server.on('upgrade', onUpgrade);
+  bus.on(INBOX_CAPTURED, onCaptured);
+  bus.on(INBOX_CHANGED, onChanged);
+  return {
+    async close() {
+      clearInterval(heartbeat);
+      server.off('upgrade', onUpgrade);
+      bus.off(INBOX_CAPTURED, onCaptured);
+      bus.off(INBOX_CHANGED, onChanged);
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,46 @@
+// Who may call /admin/v1: the admin token as a Bearer header (the CLI, scripts), or a dashboard
+// session cookie. A cookie rides along on requests another site makes, so with a cookie every
+// state-changing request must also come from our own origin and echo the session's CSRF token in
+// a header, which a cross-site form or script cannot set.
+import { authenticateAdmin } from '../domain/auth.js';
+import { ApiError } from '../errors.js';
+import type { RelayServices } from '../services.js';
+import { CSRF_HEADER, csrfMatches, sessionIdFromCookie, type DashboardSession } from '../dashboard/sessions.js';
+import type { RequestContext } from './context.js';
+
+export function authenticateAdminRequest(s: RelayServices, ctx: RequestContext): void {
+  const authorization = ctx.singleHeader('authorization');
+  const sessionId = sessionIdFromCookie(ctx.req.headers.cookie);
+  if (authorization !== undefined || sessionId === undefined) {
+    authenticateAdmin(s.adminToken, authorization);
+    return;
+  }
+  const session = s.sessions.find(sessionId);
+  if (!session) throw new ApiError('unauthorized', 'The dashboard session has ended; sign in again.');
+  if (ctx.req.method !== 'GET') requireSameOrigin(ctx, session);
+}
+
+/** The session of a cookie-carrying request, or undefined (for the session endpoints themselves). */
+export function currentSession(s: RelayServices, ctx: RequestContext): { id: string; session: DashboardSession } | undefined {
+  const id = sessionIdFromCookie(ctx.req.headers.cookie);
+  const session = id === undefined ? undefined : s.sessions.find(id);
+  return id !== undefined && session ? { id, session } : undefined;
+}
+
+export function requireSameOrigin(ctx: RequestContext, session: DashboardSession): void {
+  const { req } = ctx;
+  const origin = req.headers.origin;
+  const fetchSite = req.headers['sec-fetch-site'];
+  let sameOrigin = fetchSite === undefined || fetchSite === 'same-origin';
+  if (origin !== undefined) {
+    try {
+      sameOrigin &&= new URL(origin).host === req.headers.host;
+    } catch {
+      sameOrigin = false;
+    }
+  }
+  if (!sameOrigin) throw new ApiError('forbidden', 'Cross-site request refused: dashboard actions must come from the dashboard itself.');
+  if (!csrfMatches(session, ctx.singleHeader(CSRF_HEADER))) {
+    throw new ApiError('forbidden', `Cross-site request refused: the ${CSRF_HEADER} header is missing or wrong.`);
+  }
+}

@@ -1,0 +1,157 @@
+// The dashboard's inbox on top of captured mail: search and cursor paging, read flags, deleting
+// one message, attachments, the sandboxed HTML view, and release through the upstream provider.
+import { dashboardHeaders } from '../dashboard/security-headers.js';
+import { ApiError, validationError, type ErrorDetail } from '../errors.js';
+import { htmlViewPolicy, inlineContentIds } from '../inbox/html-view.js';
+import { INBOX_CHANGED } from '../inbox/indexer.js';
+import { parseMessage } from '../inbox/read-message.js';
+import { releaseMessage } from '../inbox/release.js';
+import { parseInboxSearch } from '../inbox/search-query.js';
+import * as tenancy from '../domain/tenancy.js';
+import type { RelayServices } from '../services.js';
+import { getCapturedMessage } from '../storage/captured.js';
+import { countUnread, deleteCapturedMessage, getInboxEntry, searchInbox, setRead } from '../storage/inbox.js';
+import type { RequestContext } from './context.js';
+import { adminRoute } from './route-helpers.js';
+import type { Route } from './router.js';
+
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 200;
+const MAX_QUERY_CHARS = 500;
+const BODY_LIMIT = 4 * 1024;
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(`i1:${seq}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): number | undefined {
+  const m = /^i1:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return m ? Number(m[1]) : undefined;
+}
+
+function inboxQuery(ctx: RequestContext) {
+  const params = ctx.url.searchParams;
+  const details: ErrorDetail[] = [];
+  const single = (name: string) => {
+    const all = params.getAll(name);
+    if (all.length > 1) details.push({ field: name, message: 'must be given once' });
+    return all[0];
+  };
+  const q = single('q') ?? '';
+  const cursorRaw = single('cursor');
+  const limitRaw = single('limit');
+  if (q.length > MAX_QUERY_CHARS) details.push({ field: 'q', message: `must be at most ${MAX_QUERY_CHARS} characters` });
+  const before = cursorRaw === undefined ? undefined : decodeCursor(cursorRaw);
+  if (cursorRaw !== undefined && before === undefined) details.push({ field: 'cursor', message: 'is not a valid cursor' });
+  let limit = DEFAULT_LIMIT;
+  if (limitRaw !== undefined) {
+    if (!/^\d{1,3}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > MAX_LIMIT) {
+      details.push({ field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` });
+    } else limit = Number(limitRaw);
+  }
+  if (details.length > 0) throw validationError(details);
+  return { search: parseInboxSearch(q), page: before === undefined ? { limit } : { before, limit } };
+}
+
+async function loadCaptured(s: RelayServices, id: string) {
+  const message = await getCapturedMessage(s.db, id);
+  if (!message) throw new ApiError('not_found', `No captured message with id ${id}.`);
+  return message;
+}
+
+/** RFC 6266 filename: an ASCII fallback and the UTF-8 name. */
+function attachmentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+async function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
+  return tenancy.asBody(await ctx.readJson(BODY_LIMIT));
+}
+
+export function adminInboxRoutes(s: RelayServices): Route[] {
+  const id = (ctx: RequestContext) => ctx.params.message_id!;
+  return [
+    adminRoute(s, 'GET', '/admin/v1/inbox', async (ctx) => {
+      const { search, page } = inboxQuery(ctx);
+      const [result, unread] = await Promise.all([searchInbox(s.db, search, page), countUnread(s.db)]);
+      return {
+        status: 200,
+        body: { messages: result.entries, next_cursor: result.nextBefore === null ? null : encodeCursor(result.nextBefore), unread },
+      };
+    }),
+    adminRoute(s, 'POST', '/admin/v1/messages/:message_id/read', async (ctx) => {
+      const body = await readBody(ctx);
+      const extra = Object.keys(body).filter((k) => k !== 'read');
+      if (typeof body.read !== 'boolean' || extra.length > 0) {
+        throw validationError([
+          ...(typeof body.read !== 'boolean' ? [{ field: 'read', message: 'is required: true or false' }] : []),
+          ...extra.map((field) => ({ field, message: 'is not a known field' })),
+        ]);
+      }
+      const read = body.read;
+      const found = await s.db.write((tx) => setRead(tx, id(ctx), read, s.clock.iso()));
+      const entry = found ? await getInboxEntry(s.db, id(ctx)) : undefined;
+      if (!entry) throw new ApiError('not_found', `No captured message with id ${id(ctx)}.`);
+      s.bus.emit(INBOX_CHANGED);
+      return { status: 200, body: entry };
+    }),
+    adminRoute(s, 'DELETE', '/admin/v1/messages/:message_id', async (ctx) => {
+      const deleted = await s.db.write((tx) => deleteCapturedMessage(tx, id(ctx)));
+      if (!deleted) throw new ApiError('not_found', `No captured message with id ${id(ctx)}.`);
+      s.bus.emit(INBOX_CHANGED);
+      return { status: 204 };
+    }),
+    adminRoute(s, 'GET', '/admin/v1/messages/:message_id/html', async (ctx) => {
+      const message = await loadCaptured(s, id(ctx));
+      const parsed = await parseMessage(message.raw);
+      const html = typeof parsed.html === 'string' ? inlineContentIds(parsed, parsed.html) : '';
+      const allowRemote = ctx.url.searchParams.get('remote') === '1';
+      return {
+        status: 200,
+        raw: { contentType: 'text/html; charset=utf-8', data: html },
+        headers: { ...dashboardHeaders(htmlViewPolicy(allowRemote)), 'Cache-Control': 'private, no-store' },
+      };
+    }),
+    adminRoute(s, 'GET', '/admin/v1/messages/:message_id/attachments/:index', async (ctx) => {
+      const message = await loadCaptured(s, id(ctx));
+      const parsed = await parseMessage(message.raw);
+      const index = /^\d{1,4}$/.test(ctx.params.index!) ? Number(ctx.params.index) : -1;
+      const attachment = parsed.attachments[index];
+      if (!attachment) throw new ApiError('not_found', `Message ${id(ctx)} has no attachment ${ctx.params.index}.`);
+      return {
+        status: 200,
+        raw: { contentType: 'application/octet-stream', data: attachment.content },
+        headers: {
+          'Content-Disposition': attachmentDisposition(attachment.filename ?? `attachment-${index}`),
+          'X-Content-Type-Options': 'nosniff',
+          'Content-Security-Policy': "default-src 'none'; sandbox",
+          'Cache-Control': 'private, no-store',
+        },
+      };
+    }),
+    adminRoute(s, 'POST', '/admin/v1/messages/:message_id/release', async (ctx) => {
+      const body = await readBody(ctx);
+      const to = typeof body.to === 'string' ? body.to.trim() : '';
+      const extra = Object.keys(body).filter((k) => k !== 'to');
+      if (!/^[^\s@<>]+@[^\s@<>]+$/.test(to) || to.length > 254 || extra.length > 0) {
+        throw validationError([
+          ...(/^[^\s@<>]+@[^\s@<>]+$/.test(to) && to.length <= 254 ? [] : [{ field: 'to', message: 'is required: one email address' }]),
+          ...extra.map((field) => ({ field, message: 'is not a known field' })),
+        ]);
+      }
+      const upstream = s.config.delivery.provider === 'smtp' ? s.config.delivery.smtp : undefined;
+      if (!upstream) {
+        throw new ApiError('forbidden', 'Release needs an upstream SMTP provider: start the relay with --upstream smtp://host:port.');
+      }
+      const message = await loadCaptured(s, id(ctx));
+      try {
+        const response = await releaseMessage(upstream, { raw: message.raw, envelopeFrom: message.from }, to);
+        s.log.info('inbox', 'message released', { request_id: ctx.requestId, message_id: message.id });
+        return { status: 200, body: { id: message.id, to, released_at: s.clock.iso(), response } };
+      } catch (error) {
+        throw new ApiError('service_unavailable', `The upstream did not take the message: ${(error as Error).message}`, { retryAfter: 30 });
+      }
+    }),
+  ];
+}

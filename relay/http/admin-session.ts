@@ -1,0 +1,56 @@
+// /admin/v1/session: the dashboard signs in with the admin token (or the one-time link the relay
+// printed at start), reads its CSRF token, and signs out.
+import * as tenancy from '../domain/tenancy.js';
+import { clearedSessionCookie, SESSION_TTL_MS, sessionCookie, type DashboardSession } from '../dashboard/sessions.js';
+import { ApiError, validationError } from '../errors.js';
+import { constantTimeEqual } from '../secrets.js';
+import type { RelayServices } from '../services.js';
+import { currentSession, requireSameOrigin } from './admin-auth.js';
+import { publicRoute } from './route-helpers.js';
+import type { Route } from './router.js';
+
+const SESSION_BODY_LIMIT = 4 * 1024;
+
+const sessionView = (session: DashboardSession) => ({ csrf_token: session.csrfToken, expires_at: new Date(session.expiresAt).toISOString() });
+
+export function adminSessionRoutes(s: RelayServices): Route[] {
+  return [
+    publicRoute('POST', '/admin/v1/session', async (ctx) => {
+      const body = tenancy.asBody(await ctx.readJson(SESSION_BODY_LIMIT));
+      const unknown = Object.keys(body).filter((k) => k !== 'token' && k !== 'signin_link');
+      const { token, signin_link: link } = body;
+      if (unknown.length > 0 || (token === undefined) === (link === undefined)) {
+        throw validationError([
+          ...unknown.map((field) => ({ field, message: 'is not a known field' })),
+          ...(unknown.length === 0 ? [{ field: 'token', message: 'give the admin token, or the signin_link of the start-up link' }] : []),
+        ]);
+      }
+      if (token !== undefined && typeof token !== 'string') throw validationError([{ field: 'token', message: 'must be a string' }]);
+      if (link !== undefined && typeof link !== 'string') throw validationError([{ field: 'signin_link', message: 'must be a string' }]);
+      const accepted = typeof token === 'string' ? constantTimeEqual(token, s.adminToken) : s.sessions.redeemSigninLink(link as string);
+      if (!accepted) {
+        throw new ApiError('unauthorized', typeof token === 'string' ? 'That is not the admin token.' : 'The sign-in link has expired or was already used.');
+      }
+      const { id, session } = s.sessions.create();
+      s.log.info('http', 'dashboard sign-in', { request_id: ctx.requestId, by: typeof token === 'string' ? 'token' : 'link' });
+      return {
+        status: 201,
+        body: sessionView(session),
+        headers: { 'Set-Cookie': sessionCookie(id, Math.floor(SESSION_TTL_MS / 1000)), 'Cache-Control': 'no-store' },
+      };
+    }),
+    publicRoute('GET', '/admin/v1/session', async (ctx) => {
+      const current = currentSession(s, ctx);
+      if (!current) throw new ApiError('unauthorized', 'Not signed in to the dashboard.');
+      return { status: 200, body: sessionView(current.session), headers: { 'Cache-Control': 'no-store' } };
+    }),
+    publicRoute('DELETE', '/admin/v1/session', async (ctx) => {
+      const current = currentSession(s, ctx);
+      if (current) {
+        requireSameOrigin(ctx, current.session);
+        s.sessions.end(current.id);
+      }
+      return { status: 204, headers: { 'Set-Cookie': clearedSessionCookie() } };
+    }),
+  ];
+}

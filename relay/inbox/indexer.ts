@@ -1,0 +1,92 @@
+// Fills the inbox (storage/inbox.ts) from captured mail: the sink announces each capture after its
+// commit ('message.captured' on the bus), and the indexer parses it once, off the sink's hot path,
+// writes the entries of everything waiting in one group commit, then announces them
+// ('inbox.captured') to the open dashboards. At start it catches up on any message it missed.
+import type { RelayServices } from '../services.js';
+import { capturedForIndexing, insertInboxEntries, unindexedMessages, type InboxEntry, type NewInboxEntry } from '../storage/inbox.js';
+import { parseMessage, summarize } from './read-message.js';
+
+export const MESSAGE_CAPTURED = 'message.captured';
+export const INBOX_CAPTURED = 'inbox.captured';
+/** Read flags or deletions changed the inbox (the dashboards refresh their unread count). */
+export const INBOX_CHANGED = 'inbox.changed';
+
+const CATCH_UP_BATCH = 500;
+
+export interface InboxIndexer {
+  /** Resolves once everything announced so far is indexed (tests, bench). */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function startInboxIndexer(services: RelayServices): InboxIndexer {
+  const { db, bus, log } = services;
+  const waiting = new Set<string>();
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  async function entryFor(id: string): Promise<NewInboxEntry | undefined> {
+    const row = await capturedForIndexing(db, id);
+    if (!row) return undefined;
+    const summary = summarize(await parseMessage(row.raw), { from: row.envelope_from, to: JSON.parse(row.envelope_to_json) as string[] });
+    return { seq: row.seq, id, ...summary, size: row.raw.length, email_id: row.email_id, received_at: row.received_at };
+  }
+
+  async function indexWaiting(): Promise<void> {
+    while (waiting.size > 0 && !stopped) {
+      const ids = [...waiting];
+      waiting.clear();
+      const entries: NewInboxEntry[] = [];
+      for (const id of ids) {
+        try {
+          const entry = await entryFor(id);
+          if (entry) entries.push(entry);
+        } catch (error) {
+          log.error('inbox', 'cannot index a captured message', { message_id: id, error: (error as Error).message });
+        }
+      }
+      if (entries.length === 0) continue;
+      const kept: InboxEntry[] = await db.write((tx) => insertInboxEntries(tx, entries));
+      if (kept.length > 0) bus.emit(INBOX_CAPTURED, kept);
+    }
+  }
+
+  function schedule(): void {
+    running ??= indexWaiting()
+      .catch((error: unknown) => log.error('inbox', 'indexing failed', { error: (error as Error).message }))
+      .finally(() => {
+        running = undefined;
+        if (waiting.size > 0 && !stopped) schedule();
+      });
+  }
+
+  const onCaptured = (id: string) => {
+    waiting.add(id);
+    schedule();
+  };
+  bus.on(MESSAGE_CAPTURED, onCaptured);
+
+  const catchUp = (async () => {
+    for (;;) {
+      const missing = await unindexedMessages(db, CATCH_UP_BATCH);
+      if (missing.length === 0 || stopped) return;
+      for (const m of missing) waiting.add(m.id);
+      schedule();
+      await running;
+      if (missing.length < CATCH_UP_BATCH) return;
+    }
+  })().catch((error: unknown) => log.error('inbox', 'catching up failed', { error: (error as Error).message }));
+
+  return {
+    async idle() {
+      await catchUp;
+      while (running) await running;
+    },
+    async stop() {
+      stopped = true;
+      bus.off(MESSAGE_CAPTURED, onCaptured);
+      await catchUp;
+      while (running) await running;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+// One parse of a captured message (mailparser), and what the inbox and the message view take from it.
+import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import type { InboxEntry } from '../storage/inbox.js';
+
+const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true } as const;
+const SNIPPET_CHARS = 160;
+
+export function parseMessage(raw: Buffer): Promise<ParsedMail> {
+  return simpleParser(raw, PARSE_OPTIONS);
+}
+
+function addressList(value: AddressObject | AddressObject[] | undefined): Array<{ name: string; address: string }> {
+  const objects = value === undefined ? [] : Array.isArray(value) ? value : [value];
+  return objects.flatMap((o) => o.value).map((a) => ({ name: a.name ?? '', address: a.address ?? '' }));
+}
+
+export type MessageSummary = Pick<InboxEntry, 'from_name' | 'from_address' | 'to' | 'subject' | 'snippet' | 'attachments'>;
+
+/** The inbox row of a message: header From and To (falling back to the envelope), subject, snippet. */
+export function summarize(parsed: ParsedMail, envelope: { from: string; to: string[] }): MessageSummary {
+  const from = addressList(parsed.from)[0];
+  const to = addressList(parsed.to);
+  const text = parsed.text ?? (typeof parsed.html === 'string' ? htmlToPlain(parsed.html) : '');
+  return {
+    from_name: from?.name ?? '',
+    from_address: from?.address || envelope.from,
+    to: to.length > 0 ? to.map((a) => (a.name ? `${a.name} <${a.address}>` : a.address)).join(', ') : envelope.to.join(', '),
+    subject: parsed.subject ?? '',
+    snippet: text.replace(/\s+/g, ' ').trim().slice(0, SNIPPET_CHARS),
+    attachments: parsed.attachments.length,
+  };
+}
+
+/** Text of an HTML body for the snippet only: tags, styles and scripts dropped, entities left. */
+function htmlToPlain(html: string): string {
+  return html
+    .replace(/<(style|script)[^>]*>[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&nbsp;/g, ' ');
+}
+
+export interface AttachmentView {
+  index: number;
+  filename: string | null;
+  content_type: string;
+  size: number;
+  content_id: string | null;
+  inline: boolean;
+}
+
+export function attachmentViews(parsed: ParsedMail): AttachmentView[] {
+  return parsed.attachments.map((a, index) => ({
+    index,
+    filename: a.filename ?? null,
+    content_type: a.contentType,
+    size: a.size,
+    content_id: a.cid ?? null,
+    inline: a.contentDisposition === 'inline' || (a.related ?? false),
+  }));
+}

@@ -1,0 +1,201 @@
+// The inbox: captured mail newest first, live, searchable, with keyboard navigation
+// (j/k move, Enter opens, Delete deletes, / searches).
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { api, seg, type InboxEntry, type Schemas } from '../api';
+import { formatSize, formatTime } from '../format';
+import { connectInboxLive } from '../live';
+import { navigate } from '../router';
+import { confirmAction, ErrorNote, messageOf } from '../ui';
+
+const SEARCH_HELP = 'Search: words, from:, to:, subject:, is:unread';
+
+function inboxPath(q: string, cursor?: string): string {
+  const params = new URLSearchParams();
+  if (q) params.set('q', q);
+  if (cursor) params.set('cursor', cursor);
+  const query = params.toString();
+  return `/admin/v1/inbox${query ? `?${query}` : ''}`;
+}
+
+export function Inbox({ onUnread }: { onUnread: (n: number) => void }) {
+  const [query, setQuery] = useState(() => sessionStorage.getItem('raven.inbox.q') ?? '');
+  const [messages, setMessages] = useState<InboxEntry[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [unread, setUnread] = useState(0);
+  const [selected, setSelected] = useState(0);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [loaded, setLoaded] = useState(false);
+  const searchRef = useRef<HTMLInputElement>(null);
+  const queryRef = useRef(query);
+  queryRef.current = query;
+
+  const loadFirstPage = useCallback(async (q: string) => {
+    try {
+      const page = await api<Schemas['InboxPage']>('GET', inboxPath(q));
+      if (q !== queryRef.current) return;
+      setMessages(page.messages);
+      setCursor(page.next_cursor);
+      setUnread(page.unread);
+      setError(undefined);
+      setLoaded(true);
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  }, []);
+
+  // Search as the user types, a moment after the last key.
+  useEffect(() => {
+    sessionStorage.setItem('raven.inbox.q', query);
+    const timer = setTimeout(() => void loadFirstPage(query), 200);
+    return () => clearTimeout(timer);
+  }, [query]);
+
+  useEffect(() => onUnread(unread), [unread]);
+
+  useEffect(
+    () =>
+      connectInboxLive(
+        (frame) => {
+          setUnread(frame.unread);
+          if (frame.type !== 'captured' || !frame.messages) return;
+          // A search decides on the server what matches: ask again. Otherwise new mail goes on top.
+          if (queryRef.current) void loadFirstPage(queryRef.current);
+          else setMessages((current) => [...frame.messages!.slice().reverse(), ...current]);
+        },
+        // Connected (or reconnected): whatever arrived meanwhile is on the server.
+        () => void loadFirstPage(queryRef.current),
+      ),
+    [],
+  );
+
+  const loadMore = async () => {
+    if (!cursor) return;
+    try {
+      const page = await api<Schemas['InboxPage']>('GET', inboxPath(query, cursor));
+      setMessages((current) => [...current, ...page.messages]);
+      setCursor(page.next_cursor);
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  };
+
+  const remove = async (message: InboxEntry) => {
+    try {
+      await api('DELETE', `/admin/v1/messages/${seg(message.id)}`);
+      setMessages((current) => current.filter((m) => m.id !== message.id));
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  };
+
+  const removeAll = async () => {
+    if (!(await confirmAction('Delete all captured mail?', <p>Every captured message is deleted from the relay. This cannot be undone.</p>, 'Delete all'))) return;
+    try {
+      await api('DELETE', '/admin/v1/messages');
+      setMessages([]);
+      setCursor(null);
+      setUnread(0);
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  };
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement;
+      if (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA' || target.tagName === 'SELECT' || document.querySelector('.modal')) {
+        if (event.key === 'Escape' && target === searchRef.current) searchRef.current.blur();
+        return;
+      }
+      if (event.key === '/') {
+        event.preventDefault();
+        searchRef.current?.focus();
+      } else if (event.key === 'j' || event.key === 'ArrowDown') {
+        setSelected((i) => Math.min(i + 1, messages.length - 1));
+      } else if (event.key === 'k' || event.key === 'ArrowUp') {
+        setSelected((i) => Math.max(i - 1, 0));
+      } else if (event.key === 'Enter' && messages[selected]) {
+        navigate('inbox', messages[selected].id);
+      } else if ((event.key === 'Delete' || event.key === 'Backspace') && messages[selected]) {
+        void remove(messages[selected]);
+      }
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [messages, selected]);
+
+  useEffect(() => {
+    document.querySelector(`[data-index="${selected}"]`)?.scrollIntoView({ block: 'nearest' });
+  }, [selected]);
+
+  return (
+    <section class="inbox">
+      <div class="page-head">
+        <h1>
+          Inbox {unread > 0 ? <span class="muted" data-testid="unread">{unread} unread</span> : null}
+        </h1>
+        <div class="toolbar">
+          <input
+            ref={searchRef}
+            id="search"
+            type="search"
+            placeholder={SEARCH_HELP}
+            aria-label="Search captured mail"
+            value={query}
+            onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+          />
+          <button type="button" class="danger-outline" onClick={removeAll} disabled={messages.length === 0}>
+            Delete all
+          </button>
+        </div>
+      </div>
+      <ErrorNote error={error} />
+      {loaded && messages.length === 0 ? (
+        <div class="empty">
+          <p>{query ? 'No message matches this search.' : 'No mail yet.'}</p>
+          {query ? null : <p class="muted">Send mail to the relay (the API, or any SMTP client to its SMTP port): it shows up here at once.</p>}
+        </div>
+      ) : null}
+      <ul class="message-list" role="listbox" aria-label="Captured mail">
+        {messages.map((m, i) => (
+          <li
+            key={m.id}
+            data-index={i}
+            data-id={m.id}
+            role="option"
+            aria-selected={i === selected}
+            class={`message-row${m.read ? '' : ' unread'}${i === selected ? ' selected' : ''}`}
+            onClick={() => navigate('inbox', m.id)}
+            onMouseEnter={() => setSelected(i)}
+          >
+            <span class="dot" aria-label={m.read ? undefined : 'unread'} />
+            <span class="from" title={m.from_address}>
+              {m.from_name || m.from_address}
+            </span>
+            <span class="summary">
+              <span class="subject">{m.subject || '(no subject)'}</span>
+              <span class="snippet"> — {m.snippet}</span>
+            </span>
+            <span class="to muted" title={m.to}>
+              {m.to}
+            </span>
+            <span class="meta muted">
+              {m.attachments > 0 ? <span title={`${m.attachments} attachment(s)`}>📎 </span> : null}
+              <time dateTime={m.received_at} title={new Date(m.received_at).toLocaleString()}>
+                {formatTime(m.received_at)}
+              </time>
+              <span class="size">{formatSize(m.size)}</span>
+            </span>
+          </li>
+        ))}
+      </ul>
+      {cursor ? (
+        <div class="more">
+          <button type="button" onClick={loadMore}>
+            Older messages
+          </button>
+        </div>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,74 @@
+/// <reference lib="dom" />
+// (page.evaluate callbacks run in the browser)
+// Debian's chromium (installed by `npm test`'s pretest: scripts/ensure-chromium.mjs) driven by
+// playwright-core, headless. A missing browser fails the test; it is never skipped.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { after, before } from 'node:test';
+import { ADMIN_TOKEN, startTestRelay, type TestRelay, type TestRelayOptions } from './start-relay.js';
+
+export const CHROMIUM = process.env.RAVEN_CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
+
+export interface TestBrowser {
+  browser: Browser;
+  /** Where downloads land; removed by close(). */
+  downloadsDir: string;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(): Promise<TestBrowser> {
+  const downloadsDir = await mkdtemp(path.join(tmpdir(), 'raven-downloads-'));
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    downloadsPath: downloadsDir,
+    // Root (CI) cannot use chromium's user-namespace sandbox.
+    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+  });
+  return {
+    browser,
+    downloadsDir,
+    async close() {
+      await browser.close();
+      await rm(downloadsDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function newPage(b: TestBrowser, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await b.browser.newContext({ colorScheme, viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+  const page = await context.newPage();
+  return { context, page };
+}
+
+/** Opens the dashboard and signs in with the admin token through the form. */
+export async function signIn(page: Page, t: TestRelay): Promise<void> {
+  await page.goto(t.directUrl + '/');
+  await page.locator('#admin-token').fill(ADMIN_TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+/** A screenshot kept as a test artifact (test-artifacts/screenshots/, not committed). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(ARTIFACTS, { recursive: true });
+  const scheme = await page.evaluate(() => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${scheme}.png`), fullPage: false });
+}
+
+/** A relay and a browser for the tests of one describe(), started before and stopped after them. */
+export function relayAndBrowser(options?: TestRelayOptions): { t: TestRelay; b: TestBrowser } {
+  const env = {} as { t: TestRelay; b: TestBrowser };
+  before(async () => {
+    [env.t, env.b] = await Promise.all([startTestRelay(options), launchBrowser()]);
+  });
+  after(async () => {
+    await env.b?.close();
+    await env.t?.stop();
+  });
+  return env;
+}
