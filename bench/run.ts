@@ -97,7 +97,8 @@ interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: 
 const TARGETS = [
   { id: 'node', kind: 'node', name: 'bare node:http (JSON parse, 202)', env: {} },
   { id: 'sqlite', kind: 'sqlite', name: 'sqlite3 group commit, same rows', env: {} },
-  { id: 'relay', kind: 'relay', name: 'raven relay POST /v1/emails', env: {} },
+  { id: 'relay', kind: 'relay', name: 'raven relay POST /v1/emails (sink delivery, 64 in flight)', env: {} },
+  { id: 'relay8', kind: 'relay', name: '  relay, delivery concurrency 8', env: { BENCH_DELIVERY_CONCURRENCY: '8' } },
   { id: 'relay1', kind: 'relay', name: '  relay, delivery concurrency 1', env: { BENCH_DELIVERY_CONCURRENCY: '1' } },
 ] as const;
 
@@ -167,8 +168,9 @@ async function admission() {
   // Ratios pair the targets of one round, so a noisy round does not pair with a quiet one.
   const ratio = (a: string, b: string) => range(of(a).map((r, i) => (r.rps / of(b)[i]!.rps) * 100), (x) => `${x.toFixed(1)}%`);
   console.log(`\nrelay / node ceiling:     ${ratio('relay', 'node')}`);
-  console.log(`relay / sqlite ceiling:   ${ratio('relay', 'sqlite')}   (target >= 60%; delivery concurrency 1: ${ratio('relay1', 'sqlite')})`);
-  console.log(`relay p99:                ${range(of('relay').map((r) => r.p99), (x) => `${x} ms`)}   (target < 50 ms; delivery concurrency 1: ${range(of('relay1').map((r) => r.p99), (x) => `${x} ms`)})`);
+  const p99 = (id: string) => range(of(id).map((r) => r.p99), (x) => `${x} ms`);
+  console.log(`relay / sqlite ceiling:   ${ratio('relay', 'sqlite')}   (target >= 60%; delivery concurrency 8: ${ratio('relay8', 'sqlite')}, 1: ${ratio('relay1', 'sqlite')})`);
+  console.log(`relay p99:                ${p99('relay')}   (target < 50 ms; delivery concurrency 8: ${p99('relay8')}, 1: ${p99('relay1')})`);
   console.log(`relay RSS (its process):  idle ${range(of('relay').map((r) => r.idleRss), mb)}, peak ${range(of('relay').map((r) => r.peakRss), mb)}`);
 }
 
@@ -308,22 +310,24 @@ async function sustained() {
   let sending = true;
   const sampler = (async () => {
     while (sending) {
-      depths.push(await queueDepth(t));
+      depths.push(await queueDepth(t).catch(() => NaN));
       await new Promise((r) => setTimeout(r, 1_000));
     }
   })();
   const start = performance.now();
   let late = 0;
+  let failed = 0;
   const sends: Array<Promise<void>> = [];
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / SUSTAINED_RATE;
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     else if (wait < -100) late++;
-    sends.push(send(t, i, 1).then((id) => void ids.push(id)));
+    // A refused or dropped request is counted, not fatal: an overloaded relay is a result too.
+    sends.push(send(t, i, 1).then((id) => void ids.push(id), () => void failed++));
   }
+  const offeredS = (performance.now() - start) / 1000;
   await Promise.all(sends);
-  const sentS = (performance.now() - start) / 1000;
   sending = false;
   await sampler;
   const depthAtEnd = await queueDepth(t);
@@ -332,9 +336,10 @@ async function sustained() {
   const drainMs = Date.now() - drainStart;
   const figures = await deliveryLatencies(t, ids);
   const memory = await stopTarget(t);
-  const maxDepth = Math.max(...depths, depthAtEnd);
+  const maxDepth = Math.max(...depths.filter((d) => !Number.isNaN(d)), depthAtEnd);
   console.log(
-    `offered ${(total / sentS).toFixed(0)} emails/s over ${sentS.toFixed(1)} s (${late} sends more than 100 ms late)  delivered ${figures.counted}/${total}  ` +
+    `offered ${(total / offeredS).toFixed(0)} emails/s over ${offeredS.toFixed(1)} s (${late} sends more than 100 ms late, ${failed} failed)  ` +
+      `delivered ${figures.counted}/${total}  ` +
       `admission->delivered p50 ${figures.p50} ms  p99 ${figures.p99} ms   (target p99 < 1000 ms)`,
   );
   console.log(

@@ -11,6 +11,7 @@ import { utcDay } from '../clock.js';
 import { signingKeyFor, signWithDomainKey } from '../delivery/dkim.js';
 import { buildOutboundMessage, senderDomain } from '../delivery/mime.js';
 import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
+import { inAdmissionBurst } from '../domain/admission.js';
 import {
   PENDING_STATUSES,
   recordDeliveryResults,
@@ -37,6 +38,9 @@ const MAINTENANCE_INTERVAL_MS = 60_000;
 // stop() waits this long for dispatches in flight; an unfinished one stays `running` and is
 // recovered as delivery_unknown at the next start.
 const STOP_TIMEOUT_MS = 10_000;
+
+// Dispatches kept in flight during a burst of admissions (domain/admission.ts).
+const BURST_CONCURRENCY = 8;
 
 export interface Worker {
   stop(): Promise<void>;
@@ -217,9 +221,10 @@ async function dispatch(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch): P
 export function startWorker(services: RelayServices, provider: DeliveryProvider): Worker {
   const { db, clock, log, bus } = services;
   const concurrency = deliveryConcurrency(services.config.delivery);
-  // Claims are batches: a finished dispatch does not claim its successor alone, the worker waits
-  // until a quarter of its slots are free (or it is idle) and claims that many in one write.
-  const claimAtLeast = Math.max(1, Math.floor(concurrency / 4));
+  // Clients waiting on admission come first: during a burst of admissions at most the pace of an
+  // upstream is kept in flight, so the CPU goes to answering them and the queue absorbs the
+  // burst; full concurrency returns a second after it.
+  const inBurst = Math.min(concurrency, BURST_CONCURRENCY);
   const inflight = new Set<Promise<void>>();
   let stopped = false;
   let ticking = false;
@@ -243,8 +248,11 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
     try {
       do {
         again = false;
-        const room = concurrency - inflight.size;
-        if (stopped || room <= 0 || (room < claimAtLeast && inflight.size > 0)) break;
+        const limit = inAdmissionBurst(services) ? inBurst : concurrency;
+        const room = limit - inflight.size;
+        // Claims are batches: a finished dispatch does not claim its successor alone, the worker
+        // waits until a quarter of its slots are free (or it is idle) and claims that many at once.
+        if (stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && inflight.size > 0)) break;
         if (!(await hasDueJob(db, clock.iso())) || stopped) break;
         const jobs = await claimDueJobs(services, room);
         if (jobs.length === 0) break;
