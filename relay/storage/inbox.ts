@@ -82,9 +82,12 @@ export async function insertInboxEntries(tx: Queryable, entries: readonly NewInb
   const kept: InboxEntry[] = [];
   for (const { seq, ...e } of entries) {
     const { changes } = await tx.run(
-      `INSERT OR IGNORE INTO inbox_entries (message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments,
+      // Integers through CAST: PostgreSQL types a SELECT's bare parameters as text.
+      `INSERT INTO inbox_entries (message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments,
          email_id, received_at, from_lc, to_lc, subject_lc, snippet_lc)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM captured_messages WHERE seq = ?)`,
+       SELECT CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?
+        WHERE EXISTS (SELECT 1 FROM captured_messages WHERE seq = ?)
+       ON CONFLICT DO NOTHING`,
       [
         seq,
         e.id,
@@ -115,15 +118,17 @@ export async function insertInboxEntries(tx: Queryable, entries: readonly NewInb
  * page stops after `limit + 1` matches, so common terms are cheap and only rare ones scan far.
  */
 export async function searchInbox(
-  db: Pick<Db, 'all'>,
+  db: Pick<Db, 'dialect' | 'all'>,
   search: InboxSearch,
   page: { before?: number; limit: number },
 ): Promise<{ entries: InboxEntry[]; nextBefore: number | null }> {
   const where: string[] = [];
   const params: unknown[] = [];
+  // instr() in SQLite is strpos() in PostgreSQL; LIKE would read % and _ in a term as wildcards.
+  const find = db.dialect === 'postgres' ? 'strpos' : 'instr';
   const contains = (column: string, terms: string[]) => {
     for (const term of terms) {
-      where.push(`instr(${column}, ?) > 0`);
+      where.push(`${find}(${column}, ?) > 0`);
       params.push(term);
     }
   };
@@ -131,7 +136,7 @@ export async function searchInbox(
   contains('to_lc', search.to);
   contains('subject_lc', search.subject);
   for (const term of search.text) {
-    where.push('(instr(subject_lc, ?) > 0 OR instr(from_lc, ?) > 0 OR instr(to_lc, ?) > 0 OR instr(snippet_lc, ?) > 0)');
+    where.push(`(${find}(subject_lc, ?) > 0 OR ${find}(from_lc, ?) > 0 OR ${find}(to_lc, ?) > 0 OR ${find}(snippet_lc, ?) > 0)`);
     params.push(term, term, term, term);
   }
   if (search.unread === true) where.push('read_at IS NULL');
@@ -140,8 +145,9 @@ export async function searchInbox(
     where.push('message_seq < ?');
     params.push(page.before);
   }
-  // The partial index serves is:unread; otherwise the primary key walks newest first.
-  const indexed = search.unread === true ? 'INDEXED BY inbox_unread' : '';
+  // The partial index serves is:unread; otherwise the primary key walks newest first. (SQLite
+  // needs telling; PostgreSQL's planner has no such clause.)
+  const indexed = search.unread === true && db.dialect === 'sqlite' ? 'INDEXED BY inbox_unread' : '';
   const rows = await db.all<EntryRow>(
     `SELECT ${ENTRY_COLUMNS} FROM inbox_entries ${indexed} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY message_seq DESC LIMIT ?`,
@@ -154,9 +160,10 @@ export async function searchInbox(
   };
 }
 
-export async function countUnread(db: Pick<Db, 'get'>): Promise<number> {
-  const row = await db.get<{ n: number }>('SELECT count(*) AS n FROM inbox_entries INDEXED BY inbox_unread WHERE read_at IS NULL');
-  return row?.n ?? 0;
+export async function countUnread(db: Pick<Db, 'dialect' | 'get'>): Promise<number> {
+  const indexed = db.dialect === 'sqlite' ? 'INDEXED BY inbox_unread' : '';
+  const row = await db.get<{ n: number }>(`SELECT count(*) AS n FROM inbox_entries ${indexed} WHERE read_at IS NULL`);
+  return Number(row?.n ?? 0);
 }
 
 export async function getInboxEntry(db: Pick<Db, 'get'>, id: string): Promise<InboxEntry | undefined> {
