@@ -112,10 +112,18 @@ export async function insertInboxEntries(tx: Queryable, entries: readonly NewInb
   return kept;
 }
 
+/** Trigrams index terms of three characters or more; shorter ones are matched by scanning. */
+const MIN_INDEXED_CHARS = 3;
+const SEARCH_COLUMNS = { from: 'from_lc', to: 'to_lc', subject: 'subject_lc' } as const;
+
+/** An FTS5 phrase: the term in double quotes, its own quotes doubled. */
+const phrase = (term: string) => `"${term.replace(/"/g, '""')}"`;
+
 /**
- * A page of the inbox, newest first, after the entry with seq `before`. Every condition is an
- * instr() over lower-cased columns of the narrow table, walked in seq order from the cursor: a
- * page stops after `limit + 1` matches, so common terms are cheap and only rare ones scan far.
+ * A page of the inbox, newest first, after the entry with seq `before`. Terms of three characters
+ * or more go to the trigram index (inbox_search, walked newest first from the cursor); shorter
+ * ones are instr() over the lower-cased columns; is:unread reads the partial index. A page stops
+ * after `limit + 1` matches.
  */
 export async function searchInbox(
   db: Pick<Db, 'dialect' | 'all'>,
@@ -124,35 +132,46 @@ export async function searchInbox(
 ): Promise<{ entries: InboxEntry[]; nextBefore: number | null }> {
   const where: string[] = [];
   const params: unknown[] = [];
-  // instr() in SQLite is strpos() in PostgreSQL; LIKE would read % and _ in a term as wildcards.
-  const find = db.dialect === 'postgres' ? 'strpos' : 'instr';
-  const contains = (column: string, terms: string[]) => {
-    for (const term of terms) {
-      where.push(`${find}(${column}, ?) > 0`);
-      params.push(term);
+  const match: string[] = [];
+  // The trigram index is SQLite's FTS5; PostgreSQL scans with strpos() (instr() in SQLite).
+  const sqlite = db.dialect === 'sqlite';
+  const find = sqlite ? 'instr' : 'strpos';
+  const contains = (columns: string[], term: string) => {
+    if (sqlite && term.length >= MIN_INDEXED_CHARS) {
+      match.push(columns.length === 1 ? `${columns[0]} : ${phrase(term)}` : phrase(term));
+      return;
     }
+    where.push(`(${columns.map((c) => `${find}(e.${c}, ?) > 0`).join(' OR ')})`);
+    params.push(...columns.map(() => term));
   };
-  contains('from_lc', search.from);
-  contains('to_lc', search.to);
-  contains('subject_lc', search.subject);
-  for (const term of search.text) {
-    where.push(`(${find}(subject_lc, ?) > 0 OR ${find}(from_lc, ?) > 0 OR ${find}(to_lc, ?) > 0 OR ${find}(snippet_lc, ?) > 0)`);
-    params.push(term, term, term, term);
+  for (const field of ['from', 'to', 'subject'] as const) for (const term of search[field]) contains([SEARCH_COLUMNS[field]], term);
+  for (const term of search.text) contains(['subject_lc', 'from_lc', 'to_lc', 'snippet_lc'], term);
+  if (search.unread === true) where.push('e.read_at IS NULL');
+  if (search.unread === false) where.push('e.read_at IS NOT NULL');
+
+  let sql: string;
+  if (match.length > 0) {
+    if (page.before !== undefined) {
+      where.unshift('s.rowid < ?');
+      params.unshift(page.before);
+    }
+    sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
+             FROM inbox_search s JOIN inbox_entries e ON e.message_seq = s.rowid
+            WHERE inbox_search MATCH ? ${where.map((w) => `AND ${w}`).join(' ')}
+            ORDER BY s.rowid DESC LIMIT ?`;
+    params.unshift(match.join(' AND '));
+  } else {
+    if (page.before !== undefined) {
+      where.push('e.message_seq < ?');
+      params.push(page.before);
+    }
+    // The partial index serves is:unread; otherwise the primary key walks newest first. (SQLite
+    // needs telling; PostgreSQL has no such clause.)
+    const indexed = search.unread === true && sqlite ? 'INDEXED BY inbox_unread' : '';
+    sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e ${indexed} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+            ORDER BY e.message_seq DESC LIMIT ?`;
   }
-  if (search.unread === true) where.push('read_at IS NULL');
-  if (search.unread === false) where.push('read_at IS NOT NULL');
-  if (page.before !== undefined) {
-    where.push('message_seq < ?');
-    params.push(page.before);
-  }
-  // The partial index serves is:unread; otherwise the primary key walks newest first. (SQLite
-  // needs telling; PostgreSQL's planner has no such clause.)
-  const indexed = search.unread === true && db.dialect === 'sqlite' ? 'INDEXED BY inbox_unread' : '';
-  const rows = await db.all<EntryRow>(
-    `SELECT ${ENTRY_COLUMNS} FROM inbox_entries ${indexed} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY message_seq DESC LIMIT ?`,
-    [...params, page.limit + 1],
-  );
+  const rows = await db.all<EntryRow>(sql, [...params, page.limit + 1]);
   const entries = rows.slice(0, page.limit);
   return {
     entries: entries.map(entryView),

@@ -1516,7 +1516,7 @@ export interface components {
         };
         DailyUsage: {
             days: {
-                /** Format: date */
+                /** @description The UTC day, YYYY-MM-DD. */
                 date: string;
                 emails: number;
             }[];
@@ -1612,6 +1612,27 @@ export interface components {
                  *       "error": {
                  *         "code": "production_not_enabled",
                  *         "message": "This workspace is not activated for production sending."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `forbidden`: with a dashboard session cookie instead of the admin token, a change (any method
+         *     but GET) without the session's `X-Raven-CSRF` header or from another origin.
+         */
+        DashboardForbidden: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "forbidden",
+                 *         "message": "Cross-site request refused: the x-raven-csrf header is missing or wrong."
                  *       }
                  *     }
                  */
@@ -2107,6 +2128,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2138,6 +2160,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2205,6 +2228,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2273,6 +2297,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2310,6 +2335,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2378,6 +2404,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2408,6 +2435,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2475,6 +2503,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2507,6 +2536,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2574,6 +2604,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
@@ -2604,6 +2635,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2719,6 +2751,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3228,6 +3261,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];

@@ -199,3 +199,12 @@ export function Field({ label, children }: { label: string; children: ComponentC
     </>
   );
 }
+
+/** A paperclip drawn inline (emoji fonts are not everywhere). */
+export function Paperclip() {
+  return (
+    <svg class="icon" viewBox="0 0 24 24" width="14" height="14" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">
+      <path d="M21.4 11.1 12.2 20.3a6 6 0 0 1-8.5-8.5l9.2-9.2a4 4 0 0 1 5.7 5.7l-9.2 9.2a2 2 0 0 1-2.8-2.8l8.5-8.5" />
+    </svg>
+  );
+}

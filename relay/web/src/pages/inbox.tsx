@@ -5,7 +5,7 @@ import { api, seg, type InboxEntry, type Schemas } from '../api';
 import { formatSize, formatTime } from '../format';
 import { connectInboxLive } from '../live';
 import { navigate } from '../router';
-import { confirmAction, ErrorNote, messageOf } from '../ui';
+import { confirmAction, ErrorNote, messageOf, Paperclip } from '../ui';
 
 const SEARCH_HELP = 'Search: words, from:, to:, subject:, is:unread';
 
@@ -180,7 +180,11 @@ export function Inbox({ onUnread }: { onUnread: (n: number) => void }) {
               {m.to}
             </span>
             <span class="meta muted">
-              {m.attachments > 0 ? <span title={`${m.attachments} attachment(s)`}>📎 </span> : null}
+              {m.attachments > 0 ? (
+                <span title={`${m.attachments} attachment(s)`} aria-label={`${m.attachments} attachment(s)`}>
+                  <Paperclip />
+                </span>
+              ) : null}
               <time dateTime={m.received_at} title={new Date(m.received_at).toLocaleString()}>
                 {formatTime(m.received_at)}
               </time>

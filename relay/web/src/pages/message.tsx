@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, seg, type Schemas } from '../api';
 import { formatDateTime, formatSize } from '../format';
 import { href, navigate } from '../router';
-import { confirmAction, ErrorNote, Loading, Modal, useAction, useLoad } from '../ui';
+import { confirmAction, ErrorNote, Loading, Modal, Paperclip, useAction, useLoad } from '../ui';
 
 type Tab = 'html' | 'text' | 'headers' | 'raw';
 const WIDTHS = { desktop: '100%', tablet: '768px', phone: '375px' } as const;
@@ -119,7 +119,7 @@ export function MessagePage({ id, onUnread }: { id: string; onUnread: (n: number
           {message.attachments.map((a) => (
             <li key={a.index}>
               <a href={`${base}/attachments/${a.index}`} download={a.filename ?? `attachment-${a.index}`}>
-                📎 {a.filename ?? `attachment-${a.index}`}
+                <Paperclip /> {a.filename ?? `attachment-${a.index}`}
               </a>
               <span class="muted">
                 {' '}
