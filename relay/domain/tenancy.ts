@@ -140,7 +140,9 @@ export async function connectDomain(s: RelayServices, projectId: string, body: B
   await findProject(s, projectId);
   const name = requireString(body, 'name', 253).toLowerCase().replace(/\.$/, '');
   if (!DOMAIN_NAME.test(name)) throw validationError([{ field: 'name', message: 'must be a domain name' }]);
-  if (await domains.isDomainConnected(s.db, projectId, name)) throw validationError([{ field: 'name', message: 'is already connected to this project' }]);
+  const alreadyConnected = () => validationError([{ field: 'name', message: 'is already connected to this project' }]);
+  // Checked first only to spare the key generation; the insert is what decides.
+  if (await domains.isDomainConnected(s.db, projectId, name)) throw alreadyConnected();
   const selector = `raven${utcMonth(s.clock.nowMs()).replace('-', '')}`;
   const dkim = newDkimKeys();
   const now = s.clock.iso();
@@ -158,7 +160,7 @@ export async function connectDomain(s: RelayServices, projectId: string, body: B
     verified_at: options.verified ? now : null,
     last_checked_at: null,
   };
-  await s.db.write((tx) => domains.insertDomain(tx, row, s.secrets.seal(dkim.privateKeyPem)));
+  if (!(await s.db.write((tx) => domains.insertDomain(tx, row, s.secrets.seal(dkim.privateKeyPem))))) throw alreadyConnected();
   return domainView(row);
 }
 

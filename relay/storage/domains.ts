@@ -17,13 +17,17 @@ export interface DomainRow {
 
 const COLUMNS = 'id, project_id, name, status, dkim_selector, dkim_public_key, records_json, created_at, verified_at, last_checked_at';
 
-/** `sealedPrivateKey` is the DKIM private key encrypted with the relay's secret key. */
-export async function insertDomain(tx: Queryable, row: DomainRow, sealedPrivateKey: string): Promise<void> {
-  await tx.run(
+/**
+ * `sealedPrivateKey` is the DKIM private key encrypted with the relay's secret key. False when the
+ * project already has the name: the unique key decides, so concurrent requests (or relays) agree.
+ */
+export async function insertDomain(tx: Queryable, row: DomainRow, sealedPrivateKey: string): Promise<boolean> {
+  const { changes } = await tx.run(
     `INSERT INTO domains (id, project_id, name, status, dkim_selector, dkim_public_key, dkim_private_key, records_json, created_at, verified_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, name) DO NOTHING`,
     [row.id, row.project_id, row.name, row.status, row.dkim_selector, row.dkim_public_key, sealedPrivateKey, row.records_json, row.created_at, row.verified_at],
   );
+  return changes > 0;
 }
 
 export async function isDomainConnected(q: Reader, projectId: string, name: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 // Domain verification over real DNS: the relay's resolver (dns.servers) points at a DNS server in
 // this process; POST /admin/v1/domains/{id}/verify reports each record, a second SPF record at the
 // MAIL FROM host is `duplicate`, DMARC is recommended only, and the periodic recheck verifies a
-// pending domain once its records appear.
+// pending domain once its records appear. A name raced onto one project is connected once.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { publishRecords, startDnsServer, type DnsAnswer, type TestDnsServer } from '../helpers/dns-server.js';
@@ -205,5 +205,24 @@ describe('the recheck follows the relay clock', () => {
     const verified = await waitForDomain(t, domain.id, (d) => d.status === 'verified');
     assert.ok(verified.last_checked_at >= advanced.body.now, `${verified.last_checked_at} is on the advanced clock (${advanced.body.now})`);
     assert.ok(verified.verified_at >= advanced.body.now);
+  });
+});
+
+describe('POST /admin/v1/projects/{id}/domains', () => {
+  const relay = relayOnTestDns(0);
+
+  // The database decides, so concurrent requests (or relays on one database) agree.
+  test('a domain connected twice at once to one project: one 201, the others a validation error', async () => {
+    const name = `race${Math.random().toString(36).slice(2, 8)}.test`;
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => relay().admin('POST', `/admin/v1/projects/${relay().projectId}/domains`, { name })),
+    );
+    assert.deepEqual(answers.map((a) => a.status).sort(), [201, 422, 422, 422], answers.map((a) => a.text).join('\n'));
+    for (const refused of answers.filter((a) => a.status === 422)) {
+      assert.equal(refused.body.error.code, 'validation_error');
+      assert.deepEqual(refused.body.error.details, [{ field: 'name', message: 'is already connected to this project' }]);
+    }
+    const list = await relay().admin('GET', `/admin/v1/projects/${relay().projectId}/domains`);
+    assert.equal(list.body.domains.filter((d: { name: string }) => d.name === name).length, 1);
   });
 });
