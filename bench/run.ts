@@ -1,5 +1,5 @@
 // Raven benchmarks: prints figures, never asserts. `npm run bench`; the knobs are BENCH_* variables
-// (BENCHMARKS.md), BENCH_ONLY=admission,e2e,sustained,sink,cli,reads,sdk,dashboard picks sections (reads1m is opt-in).
+// (BENCHMARKS.md), BENCH_ONLY=admission,e2e,sustained,sink,cli,reads,sdk,dashboard,postgres picks sections (reads1m is opt-in).
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,6 +12,7 @@ import { SMTPServer } from 'smtp-server';
 import type { Bootstrap } from '../relay/domain/tenancy.js';
 import { openDatabase } from '../relay/storage/db.js';
 import { fillEmails } from './fill.js';
+import { benchPostgres } from './postgres.js';
 import { sdkInstall } from './sdk-install.js';
 import { dashboardBench } from './dashboard.js';
 
@@ -28,7 +29,7 @@ const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 400);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const SINK_N = Number(process.env.BENCH_SINK_N ?? 3_000);
 const CAPTURED_N = Number(process.env.BENCH_CAPTURED_N ?? 100_000);
-const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,cli,reads,sdk,dashboard').split(',').map((x) => x.trim()));
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,cli,reads,sdk,dashboard,postgres').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -541,4 +542,5 @@ if (SECTIONS.has('reads')) await reads(READS_EMAILS);
 if (SECTIONS.has('reads1m')) await reads(1_000_000);
 if (SECTIONS.has('sdk')) await sdkInstall();
 if (SECTIONS.has('dashboard')) await dashboardBench();
+if (SECTIONS.has('postgres')) await benchPostgres();
 console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);

@@ -20,8 +20,9 @@ import { SecretBox } from './secrets.js';
 import type { RelayServices } from './services.js';
 import { startSmtpSink } from './smtp/sink-server.js';
 import { loadListenerTls } from './smtp/tls.js';
-import { openDatabase } from './storage/db.js';
-import { CLOCK_OFFSET_SETTING, readSetting } from './storage/settings.js';
+import { openStorage } from './storage/open.js';
+import { CLOCK_OFFSET_SETTING, readOrCreateSetting, readSetting } from './storage/settings.js';
+import { bridgeBus } from './cluster-bus.js';
 import { startWebhookDispatcher } from './webhooks/dispatcher.js';
 import { attachListenHub } from './webhooks/listen-hub.js';
 import { attachInboxLive } from './dashboard/inbox-live.js';
@@ -72,26 +73,32 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
   const smtpTls = loadListenerTls(config.smtpTls);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 
-  const admin = config.adminToken
-    ? { value: config.adminToken, created: false }
-    : await readOrCreateSecret(path.join(config.dataDir, 'admin-token'), () => `rat_${randomBytes(24).toString('base64url')}`);
-  const secretKey = config.secretKey ?? (await readOrCreateSecret(path.join(config.dataDir, 'secret.key'), () => randomBytes(32).toString('base64url'))).value;
-
-  const db = await openDatabase(path.join(config.dataDir, 'raven.sqlite'));
+  const db = await openStorage(config, log);
   const stops: Array<() => Promise<void>> = [() => db.close()];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch((error) => log.error('relay', 'stop failed', { error: String(error) }));
   };
 
   try {
-    const offset = config.testClock
-      ? Number((await readSetting(db, CLOCK_OFFSET_SETTING)) ?? 0)
-      : 0;
+    // On PostgreSQL the secrets and the clock live in the database, so every relay on it answers
+    // the same; on SQLite the secrets are files in the data directory.
+    const secret = (name: string, make: () => string) =>
+      db.dialect === 'postgres' ? readOrCreateSetting(db, name, make) : readOrCreateSecret(path.join(config.dataDir, name), make);
+    const admin = config.adminToken
+      ? { value: config.adminToken, created: false }
+      : await secret('admin-token', () => `rat_${randomBytes(24).toString('base64url')}`);
+    const secretKey = config.secretKey ?? (await secret('secret.key', () => randomBytes(32).toString('base64url'))).value;
+    const offset = config.testClock ? Number((await readSetting(db, CLOCK_OFFSET_SETTING)) ?? 0) : 0;
     const bus = new EventEmitter();
     bus.setMaxListeners(0);
+    const clock = new Clock(offset, config.testClock);
+    if (db.notifier) {
+      const unbridge = bridgeBus(bus, clock, db.notifier, log);
+      stops.push(async () => unbridge());
+    }
     const services: RelayServices = {
       db,
-      clock: new Clock(offset, config.testClock),
+      clock,
       config,
       log,
       secrets: new SecretBox(secretKey),
@@ -104,7 +111,9 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       health: { database: true, http: false, smtp: false, worker: false },
     };
 
-    const bootstrap = await bootstrapIfEmpty(services);
+    // Relays starting together on one empty PostgreSQL database: the one that claims it bootstraps.
+    const mayBootstrap = db.dialect !== 'postgres' || (await readOrCreateSetting(db, 'bootstrap_claimed_at', () => clock.iso())).created;
+    const bootstrap = mayBootstrap ? await bootstrapIfEmpty(services) : undefined;
 
     const indexer = startInboxIndexer(services);
     stops.push(() => indexer.stop());

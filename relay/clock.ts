@@ -31,6 +31,14 @@ export class Clock extends EventEmitter {
     return this.offsetMs;
   }
 
+  /** Takes the offset another relay on the same database stored; moving forward wakes listeners. */
+  setOffset(offsetMs: number): void {
+    if (!this.adjustable || offsetMs <= this.offsetMs) return;
+    const seconds = (offsetMs - this.offsetMs) / 1000;
+    this.offsetMs = offsetMs;
+    this.emit('advanced', seconds);
+  }
+
   /** Moves the test clock forward; listeners (the worker, the webhook dispatcher) wake up. */
   advance(seconds: number): void {
     if (!this.adjustable) throw new Error('the clock is not adjustable without --test-clock');

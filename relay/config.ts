@@ -49,6 +49,12 @@ export interface DeliveryConfig {
   dailyRecipients: number;
   /** Concurrent dispatches; unset: sized to the provider (deliveryConcurrency). */
   concurrency?: number;
+  /**
+   * On PostgreSQL: how long a relay's claim on a job lasts without renewal (real time). A relay
+   * renews its claims while it dispatches; when one dies, its jobs are settled by the others this
+   * long after its last renewal.
+   */
+  leaseSeconds: number;
 }
 
 // The sink is our own listener on loopback: many sessions cost little and hide the commit latency
@@ -78,6 +84,8 @@ export interface SmtpTlsConfig {
 
 export interface RelayConfig {
   dataDir: string;
+  /** A postgres:// URL: everything is stored in PostgreSQL instead of SQLite in dataDir. */
+  database?: string;
   host: string;
   port: number;
   smtpHost: string;
@@ -101,6 +109,7 @@ export interface RelayConfig {
 
 export interface RelayFlags {
   dataDir: string;
+  database: string;
   host: string;
   port: number | string;
   smtpPort: number | string;
@@ -156,6 +165,9 @@ export function defaultConfig(): RelayConfig {
       provider: 'sink',
       recipientsPerSecond: 0,
       dailyRecipients: 0,
+      // Long enough that a busy relay renews in time (every third of it), short enough that the
+      // recipients of a dead relay learn their fate within a minute.
+      leaseSeconds: 30,
     },
     dns: {
       servers: [],
@@ -170,6 +182,7 @@ type Shape = { [key: string]: 'string' | 'number' | 'boolean' | 'string[]' | Sha
 
 const FILE_SHAPE: Shape = {
   dataDir: 'string',
+  database: 'string',
   host: 'string',
   port: 'number',
   smtpHost: 'string',
@@ -203,6 +216,7 @@ const FILE_SHAPE: Shape = {
     recipientsPerSecond: 'number',
     dailyRecipients: 'number',
     concurrency: 'number',
+    leaseSeconds: 'number',
   },
   dns: { servers: 'string[]', recheckIntervalSeconds: 'number' },
 };
@@ -308,6 +322,20 @@ function checkDns(dns: DnsConfig): void {
   }
 }
 
+/** The database URL, when one is given, must be PostgreSQL's (SQLite needs none: it lives in dataDir). */
+function checkDatabase(url: string | undefined): void {
+  if (url === undefined) return;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')) {
+    throw new ConfigError('--database must be a postgres:// or postgresql:// URL');
+  }
+}
+
 export function resolveConfig(
   flags: Partial<RelayFlags> = {},
   env: NodeJS.ProcessEnv = process.env,
@@ -328,6 +356,7 @@ export function resolveConfig(
 
   const fromEnv: Partial<RelayFlags> = {
     dataDir: env.RAVEN_DATA_DIR,
+    database: env.RAVEN_DATABASE_URL,
     host: env.RAVEN_HOST,
     port: env.RAVEN_PORT,
     smtpPort: env.RAVEN_SMTP_PORT,
@@ -356,6 +385,7 @@ export function resolveConfig(
   let allowLocalExplicit = config.allowLocalWebhooks ? true : undefined;
   for (const layer of [fromEnv, flags]) {
     if (layer.dataDir !== undefined) config.dataDir = layer.dataDir;
+    if (layer.database !== undefined) config.database = layer.database;
     if (layer.host !== undefined) config.host = layer.host;
     if (layer.port !== undefined) config.port = parsePort(layer.port, 'port');
     if (layer.smtpPort !== undefined) config.smtpPort = parsePort(layer.smtpPort, 'smtp port');
@@ -394,6 +424,10 @@ export function resolveConfig(
   }
   if (config.publicHostname !== undefined && !HOSTNAME.test(config.publicHostname)) {
     throw new ConfigError(`publicHostname must be a host name, got "${config.publicHostname}"`);
+  }
+  checkDatabase(config.database);
+  if (!Number.isFinite(config.delivery.leaseSeconds) || config.delivery.leaseSeconds < 1) {
+    throw new ConfigError('delivery.leaseSeconds must be a number of seconds, at least 1');
   }
   checkSmtpTls(config);
   checkDns(config.dns);

@@ -15,9 +15,11 @@ if (existsSync(cliEntry)) {
   chmodSync(cliEntry, 0o755);
 }
 
-const migrationsSource = join(root, 'relay/storage/migrations');
-const migrationsTarget = join(root, 'dist/relay/storage/migrations');
-if (existsSync(migrationsSource)) {
+// SQLite's and PostgreSQL's migrations, each next to the compiled code that applies them.
+for (const dir of ['relay/storage/migrations', 'relay/storage/postgres/migrations']) {
+  const migrationsSource = join(root, dir);
+  const migrationsTarget = join(root, 'dist', dir);
+  if (!existsSync(migrationsSource)) continue;
   mkdirSync(migrationsTarget, { recursive: true });
   for (const name of readdirSync(migrationsSource).filter((n) => n.endsWith('.sql')).sort()) {
     copyFileSync(join(migrationsSource, name), join(migrationsTarget, name));

@@ -19,6 +19,7 @@ import { insertEmails, insertRecipients } from '../storage/emails.js';
 import { idempotencyLock, insertIdempotencyRows, rememberedResults, type RememberedRow } from '../storage/idempotency.js';
 import { insertReadyJobs, type NewJob } from '../storage/jobs.js';
 import { suppressionsOf } from '../storage/suppressions.js';
+import { readRateHits, writeRateHits, type RateWindowQuery } from '../storage/postgres/rate-hits.js';
 import { chargeUsage, keyScope, usageLock, usageOf, workspaceScope } from '../storage/usage.js';
 import type { KeyPrincipal } from './auth.js';
 import { allRecipients, parseSendRequest, type SendRequest } from './send-request.js';
@@ -171,9 +172,31 @@ class BatchRows {
   }
 }
 
+/**
+ * Several relays on one PostgreSQL database admit at once, so the rate windows are the database's:
+ * the batch locks the windows it may count against (in one order, before the idempotency keys
+ * and usage counters readState locks, so two batches never wait on each other in a circle) and
+ * adopts their hits. Returns the longest window, past which stored hits are forgotten. SQLite's
+ * single writer runs one batch at a time, against the limiter's own memory.
+ */
+async function adoptSharedRateWindows(services: RelayServices, tx: Queryable, items: Admission[], nowMs: number): Promise<number> {
+  services.rateLimiter.drainRecorded(); // hits of a batch that rolled back were never stored
+  const windows = new Map<string, RateWindowQuery>();
+  for (const { key } of items) {
+    for (const w of services.rateLimiter.windows(key)) {
+      if (w.limit > 0) windows.set(w.scope, { scope: w.scope, windowMs: w.windowMs, limit: w.limit });
+    }
+  }
+  for (const scope of [...windows.keys()].sort()) await tx.lock(`rate:${scope}`);
+  for (const [scope, hits] of await readRateHits(tx, [...windows.values()], nowMs)) services.rateLimiter.adopt(scope, hits);
+  return Math.max(0, ...[...windows.values()].map((w) => w.windowMs));
+}
+
 async function admitBatch(services: RelayServices, tx: Queryable, items: Admission[]): Promise<Array<PromiseSettledResult<Admitted>>> {
   const nowMs = services.clock.nowMs();
   const month = utcMonth(nowMs);
+  const shared = tx.dialect === 'postgres';
+  const longestWindowMs = shared ? await adoptSharedRateWindows(services, tx, items, nowMs) : 0;
   const state = await readState(tx, items, month);
   const rows = new BatchRows();
   const decided = items.map((item): PromiseSettledResult<{ result: AdmissionResult; event?: number }> => {
@@ -186,6 +209,7 @@ async function admitBatch(services: RelayServices, tx: Queryable, items: Admissi
     }
   });
   const stored = await rows.write(tx, month);
+  if (shared) await writeRateHits(tx, services.rateLimiter.drainRecorded(), nowMs - longestWindowMs);
   return decided.map((d) =>
     d.status === 'rejected'
       ? d

@@ -1,10 +1,14 @@
 // Accepted-request rate limits over sliding windows (CONTRACT section 2, check 7). Only admitted
 // results count; the check and the record happen inside the admission's write, which the single
 // writer runs one at a time, so concurrent requests cannot slip past a limit together.
+//
+// On PostgreSQL several relays admit at once, so the hits live in the database: the admission
+// locks the scopes, adopts what the database holds for them (adopt), decides, and writes the hits
+// it recorded (drainRecorded) in the same transaction.
 import type { LimitsConfig } from '../config.js';
 import type { KeyPrincipal } from './auth.js';
 
-interface Window {
+export interface Window {
   scope: string;
   limit: number;
   windowMs: number;
@@ -21,7 +25,12 @@ export class RateLimiter {
 
   constructor(private readonly limits: LimitsConfig) {}
 
-  private windows(key: KeyPrincipal): Window[] {
+  private readonly recorded: Array<{ scope: string; atMs: number }> = [];
+  /** Set by the first adopt(): the hits are kept in a shared store as well. */
+  private shared = false;
+
+  /** The windows a key's admissions count against. */
+  windows(key: KeyPrincipal): Window[] {
     const windows: Window[] = [
       { scope: `key:${key.keyId}`, limit: this.limits.keyPerSecond, windowMs: 1000, label: `${this.limits.keyPerSecond} per second for this key` },
       {
@@ -71,6 +80,18 @@ export class RateLimiter {
       const list = this.hits.get(w.scope) ?? [];
       list.push(nowMs);
       this.hits.set(w.scope, list);
+      if (this.shared) this.recorded.push({ scope: w.scope, atMs: nowMs });
     }
+  }
+
+  /** Takes the hits another store holds for a scope (oldest first) in place of this one's. */
+  adopt(scope: string, hits: number[]): void {
+    this.shared = true;
+    this.hits.set(scope, hits);
+  }
+
+  /** The hits recorded since the last call, for a shared store; forgotten here. */
+  drainRecorded(): Array<{ scope: string; atMs: number }> {
+    return this.recorded.splice(0, this.recorded.length);
   }
 }

@@ -69,8 +69,9 @@ export function adminRoutes(s: RelayServices): Route[] {
       if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0) {
         throw validationError([{ field: 'seconds', message: 'must be a non-negative integer' }]);
       }
-      await s.db.write((tx) => addToSetting(tx, CLOCK_OFFSET_SETTING, seconds * 1000));
-      s.clock.advance(seconds);
+      // Added in the database, not to this relay's offset: relays sharing it advance one clock.
+      const offsetMs = await s.db.write((tx) => addToSetting(tx, CLOCK_OFFSET_SETTING, seconds * 1000));
+      s.clock.setOffset(offsetMs);
       return ok(clockView(s));
     }),
   ];

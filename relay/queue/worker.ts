@@ -30,6 +30,7 @@ import { deleteExpiredIdempotencyKeys } from '../storage/idempotency.js';
 import { deleteSinkAttemptsBefore } from '../storage/sink-attempts.js';
 import { retryDelaySeconds } from './backoff.js';
 import { ProviderLimits } from './provider-limits.js';
+import { claimJobsWithLease, expiredJobLeases, renewJobLeases } from '../storage/postgres/queue.js';
 
 // Real time: how often due jobs are looked for when nothing wakes the worker.
 const POLL_INTERVAL_MS = 1_000;
@@ -48,14 +49,27 @@ export interface Worker {
 
 /** Marks up to `limit` due jobs running, in one committed write, and returns them. */
 export function claimDueJobs(services: RelayServices, limit: number): Promise<ClaimedJob[]> {
-  return services.db.write((tx) => claimJobs(tx, services.clock.iso(), limit));
+  const now = services.clock.iso();
+  return services.db.write((tx) =>
+    tx.dialect === 'postgres' ? claimJobsWithLease(tx, now, limit, leaseUntil(services)) : claimJobs(tx, now, limit),
+  );
 }
 
-/** Start-up: jobs left running by a previous process had begun dispatch; never resend them. */
+/** When a claim made now lapses unless renewed (real time: it is about a process being alive). */
+function leaseUntil(services: RelayServices): string {
+  return new Date(Date.now() + services.config.delivery.leaseSeconds * 1000).toISOString();
+}
+
+/**
+ * Jobs left running by a process that stopped mid-dispatch had begun it: never resend them. On
+ * SQLite that is every running job at start-up (one relay per file); on PostgreSQL, where other
+ * relays are dispatching too, the running jobs whose lease ran out, looked for at start-up and
+ * then periodically.
+ */
 export async function recoverInterruptedJobs(services: RelayServices): Promise<number> {
   const now = services.clock.iso();
   const { count, events } = await services.db.write(async (tx) => {
-    const jobs = await runningJobs(tx);
+    const jobs = tx.dialect === 'postgres' ? await expiredJobLeases(tx, new Date().toISOString()) : await runningJobs(tx);
     if (jobs.length === 0) return { count: 0, events: [] };
     const settled = await settlePendingRecipients(
       tx,
@@ -226,6 +240,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
   // burst; full concurrency returns a second after it.
   const inBurst = Math.min(concurrency, BURST_CONCURRENCY);
   const inflight = new Set<Promise<void>>();
+  const dispatching = new Set<number>(); // job ids, for lease renewal
   let stopped = false;
   let ticking = false;
   let again = false;
@@ -265,9 +280,11 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
             )
             .finally(() => {
               inflight.delete(run);
+              dispatching.delete(job.id);
               kick();
             });
           inflight.add(run);
+          dispatching.add(job.id);
         }
         if (jobs.length === room) again = true;
       } while (again && !stopped);
@@ -313,6 +330,22 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
       void maintain();
     });
 
+  // Several relays on PostgreSQL: renew our claims, and settle those of relays that died.
+  const leaseMs = services.config.delivery.leaseSeconds * 1000;
+  const leases =
+    db.dialect === 'postgres'
+      ? setInterval(() => {
+          renewJobLeases(db, [...dispatching], leaseUntil(services)).catch((error: unknown) =>
+            log.warn('queue', 'cannot renew job leases', { error: (error as Error).message }),
+          );
+          if (started && !stopped) {
+            recoverInterruptedJobs(services).catch((error: unknown) =>
+              log.warn('queue', 'cannot recover expired job leases', { error: (error as Error).message }),
+            );
+          }
+        }, Math.max(250, leaseMs / 3))
+      : undefined;
+  leases?.unref();
   const poll = setInterval(kick, POLL_INTERVAL_MS);
   const maintenance = setInterval(() => void maintain(), MAINTENANCE_INTERVAL_MS);
   poll.unref();
@@ -328,6 +361,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
       stopped = true;
       clearInterval(poll);
       clearInterval(maintenance);
+      clearInterval(leases);
       bus.off('jobs.ready', kick);
       clock.off('advanced', onAdvanced);
       await startup;

@@ -31,12 +31,18 @@ export interface OutcomeRows {
   pendingComplaints: Array<{ email_id: string; address_lc: string }>;
 }
 
-/** The emails, their recipients and the complaints waiting for them; three statements issued together. */
+/**
+ * The emails, their recipients and the complaints waiting for them; three statements issued
+ * together. On PostgreSQL the emails' rows are locked first (in id order), so two units of work
+ * deciding outcomes of one email (its delivery, a complaint, a lease recovery on another relay)
+ * take turns, the second reading what the first committed; SQLite's single writer already does.
+ */
 export async function loadOutcomeRows(tx: Queryable, emailIds: readonly string[]): Promise<OutcomeRows> {
   const ids = JSON.stringify([...new Set(emailIds)]);
+  const lock = tx.dialect === 'postgres' ? ' ORDER BY id FOR UPDATE' : '';
   const [emails, recipients, pendingComplaints] = await Promise.all([
     tx.all<OutcomeEmailRow>(
-      'SELECT id, project_id, workspace_id, test_mode, tags_json, terminal_at FROM emails WHERE id IN (SELECT value FROM json_each(?))',
+      `SELECT id, project_id, workspace_id, test_mode, tags_json, terminal_at FROM emails WHERE id IN (SELECT value FROM json_each(?))${lock}`,
       [ids],
     ),
     tx.all<OutcomeRecipientRow>(

@@ -132,7 +132,7 @@ export function insertRecipients(tx: Queryable, rows: readonly unknown[][]): Pro
   return runWithRows(
     tx,
     `${head}
-     SELECT value->>0, (SELECT seq FROM emails WHERE id = value->>0), value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
+     SELECT value->>0, (SELECT seq FROM emails WHERE id = value->>0), CAST(value->>1 AS INTEGER), value->>2, value->>3, value->>4, value->>5, value->>6
        FROM json_each(?)`,
     rows,
   );

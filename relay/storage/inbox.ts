@@ -82,9 +82,11 @@ export async function insertInboxEntries(tx: Queryable, entries: readonly NewInb
   const kept: InboxEntry[] = [];
   for (const { seq, ...e } of entries) {
     const { changes } = await tx.run(
-      `INSERT OR IGNORE INTO inbox_entries (message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments,
+      `INSERT INTO inbox_entries (message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments,
          email_id, received_at, from_lc, to_lc, subject_lc, snippet_lc)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM captured_messages WHERE seq = ?)`,
+       SELECT CAST(? AS BIGINT), ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?
+        WHERE EXISTS (SELECT 1 FROM captured_messages WHERE seq = ?)
+       ON CONFLICT DO NOTHING`,
       [
         seq,
         e.id,
@@ -123,19 +125,22 @@ const phrase = (term: string) => `"${term.replace(/"/g, '""')}"`;
  * after `limit + 1` matches.
  */
 export async function searchInbox(
-  db: Pick<Db, 'all'>,
+  db: Pick<Db, 'all' | 'dialect'>,
   search: InboxSearch,
   page: { before?: number; limit: number },
 ): Promise<{ entries: InboxEntry[]; nextBefore: number | null }> {
   const where: string[] = [];
   const params: unknown[] = [];
   const match: string[] = [];
+  // PostgreSQL has no trigram index here (FTS5 is SQLite's): every term scans, with strpos, which
+  // is its instr.
+  const instr = db.dialect === 'postgres' ? 'strpos' : 'instr';
   const contains = (columns: string[], term: string) => {
-    if (term.length >= MIN_INDEXED_CHARS) {
+    if (term.length >= MIN_INDEXED_CHARS && db.dialect !== 'postgres') {
       match.push(columns.length === 1 ? `${columns[0]} : ${phrase(term)}` : phrase(term));
       return;
     }
-    where.push(`(${columns.map((c) => `instr(e.${c}, ?) > 0`).join(' OR ')})`);
+    where.push(`(${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
     params.push(...columns.map(() => term));
   };
   for (const field of ['from', 'to', 'subject'] as const) for (const term of search[field]) contains([SEARCH_COLUMNS[field]], term);
@@ -160,7 +165,7 @@ export async function searchInbox(
       params.push(page.before);
     }
     // The partial index serves is:unread; otherwise the primary key walks newest first.
-    const indexed = search.unread === true ? 'INDEXED BY inbox_unread' : '';
+    const indexed = search.unread === true && db.dialect !== 'postgres' ? 'INDEXED BY inbox_unread' : '';
     sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e ${indexed} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
             ORDER BY e.message_seq DESC LIMIT ?`;
   }
@@ -172,8 +177,9 @@ export async function searchInbox(
   };
 }
 
-export async function countUnread(db: Pick<Db, 'get'>): Promise<number> {
-  const row = await db.get<{ n: number }>('SELECT count(*) AS n FROM inbox_entries INDEXED BY inbox_unread WHERE read_at IS NULL');
+export async function countUnread(db: Pick<Db, 'get' | 'dialect'>): Promise<number> {
+  const indexed = db.dialect === 'postgres' ? '' : 'INDEXED BY inbox_unread'; // PostgreSQL picks the partial index itself
+  const row = await db.get<{ n: number }>(`SELECT count(*) AS n FROM inbox_entries ${indexed} WHERE read_at IS NULL`);
   return row?.n ?? 0;
 }
 

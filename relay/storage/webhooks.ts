@@ -1,6 +1,7 @@
 // Webhook endpoints, their outbox (webhook_deliveries, one row per event and endpoint, written in
 // the transaction of the event) and the attempts made for each row.
 import type { Queryable, Reader } from './db.js';
+import { releaseWebhookAttempt } from './postgres/queue.js';
 import { inValues, insertRows } from './rows.js';
 
 export interface WebhookRow {
@@ -95,27 +96,39 @@ export function insertDeliveries(tx: Queryable, deliveries: readonly NewDelivery
   );
 }
 
+/**
+ * On PostgreSQL, where several relays share the outbox, a row under another relay's live lease
+ * (postgres/queue.ts claimWebhookAttempt) is left out: that relay is attempting it.
+ */
+function unleased(q: Reader): { sql: string; params: string[] } {
+  return q.dialect === 'postgres'
+    ? { sql: ' AND (d.lease_expires_at IS NULL OR d.lease_expires_at < ?)', params: [new Date().toISOString()] }
+    : { sql: '', params: [] };
+}
+
 /** The oldest pending rows due at `now`, at most `perEndpoint` per live endpoint. */
 export function dueDeliveries(q: Reader, now: string, perEndpoint: number, limit: number): Promise<DueDelivery[]> {
+  const free = unleased(q);
   return q.all<DueDelivery>(
     `SELECT id, webhook_id, event_id, body, attempts, url, secret_enc FROM (
        SELECT d.id, d.webhook_id, d.event_id, d.body, d.attempts, d.next_attempt_at, w.url, w.secret_enc,
               ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS rank
          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL) due
+        WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL${free.sql}) due
       WHERE rank <= ?
       ORDER BY next_attempt_at, id
       LIMIT ?`,
-    [now, perEndpoint, limit],
+    [now, ...free.params, perEndpoint, limit],
   );
 }
 
 /** When the first pending row of a live endpoint due after `after` is due ('' counts every row). */
 export async function nextDeliveryDueAfter(q: Reader, after: string): Promise<string | null> {
+  const free = unleased(q);
   const row = await q.get<{ at: string | null }>(
     `SELECT MIN(d.next_attempt_at) AS at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.state = 'pending' AND w.deleted_at IS NULL AND d.next_attempt_at > ?`,
-    [after],
+      WHERE d.state = 'pending' AND w.deleted_at IS NULL AND d.next_attempt_at > ?${free.sql}`,
+    [after, ...free.params],
   );
   return row?.at ?? null;
 }
@@ -144,4 +157,6 @@ export async function recordAttempt(tx: Queryable, a: AttemptRecord): Promise<vo
     `UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ? WHERE id = ? AND state = 'pending' AND attempts = ?`,
     [a.state, a.attempt, a.nextAttemptAt, a.deliveryId, a.attempt - 1],
   );
+  // The attempting relay's claim ends with its record (PostgreSQL: postgres/queue.ts).
+  if (tx.dialect === 'postgres') await releaseWebhookAttempt(tx, a.deliveryId);
 }

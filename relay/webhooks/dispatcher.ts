@@ -6,6 +6,7 @@
 import { Agent, request } from 'undici';
 import { signWebhook } from 'raven-email-sdk';
 import type { RelayServices } from '../services.js';
+import { claimWebhookAttempt, releaseWebhookAttempt } from '../storage/postgres/queue.js';
 import { deliveryProgress, dueDeliveries, nextDeliveryDueAfter, recordAttempt, type DueDelivery } from '../storage/webhooks.js';
 import { nextAttemptAtMs, WEBHOOK_MAX_ATTEMPTS } from './schedule.js';
 import { checkWebhookUrlSyntax, createGuardedConnector, UrlPolicyError } from './url-policy.js';
@@ -34,6 +35,8 @@ const MAX_IDLE_MS = 60_000;
 const STOP_GRACE_MS = 1_000;
 /** Response bodies are read and thrown away, up to this much, so connections can be reused. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+// An attempt's claim outlives its time-out by this much: past it the relay is taken for dead.
+const ATTEMPT_LEASE_MARGIN_MS = 10_000;
 
 interface AttemptOutcome {
   statusCode: number | null;
@@ -146,12 +149,27 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
     return now !== undefined && now.state === 'pending' && now.attempts === row.attempts && (now.next_attempt_at ?? '') <= clock.iso();
   }
 
+  /**
+   * Whether this relay makes the row's next attempt. On PostgreSQL other relays scan the same
+   * outbox: one claim (with a lease, in case this relay dies mid-attempt) decides which of them.
+   */
+  function claim(row: DueDelivery): Promise<boolean> {
+    if (db.dialect !== 'postgres') return stillDue(row);
+    const realNow = Date.now();
+    const leaseUntil = new Date(realNow + timeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString();
+    return claimWebhookAttempt(db, row.id, row.attempts, clock.iso(), new Date(realNow).toISOString(), leaseUntil);
+  }
+
   async function attempt(row: DueDelivery, signal: AbortSignal): Promise<void> {
-    if (!(await stillDue(row))) return;
+    if (!(await claim(row))) return;
     const number = row.attempts + 1;
     const startedMs = clock.nowMs();
     const outcome = await send(row, signal);
-    if (signal.aborted && stopping) return; // shutdown cut it short: not an attempt, retried after restart
+    if (signal.aborted && stopping) {
+      // Shutdown cut it short: not an attempt, retried after restart (or at once by another relay).
+      if (db.dialect === 'postgres') await db.write((tx) => releaseWebhookAttempt(tx, row.id));
+      return;
+    }
 
     const attemptedAt = new Date(startedMs).toISOString();
     const nextMs = outcome.delivered ? null : nextAttemptAtMs(number, startedMs);

@@ -116,7 +116,7 @@ describe('ravenctl listen', () => {
     await t.stop();
     await cli.waitFor('stderr', /Lost the connection to the relay/);
     const relay: Relay = await startRelay({
-      flags: { dataDir, host: '127.0.0.1', port, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error' },
+      flags: { dataDir, database: t.relay.config.database, host: '127.0.0.1', port, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error' },
       env: {},
     });
     cleanups.push(() => relay.stop());

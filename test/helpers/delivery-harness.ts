@@ -19,7 +19,8 @@ import { startWorker, type Worker } from '../../relay/queue/worker.js';
 import { SecretBox } from '../../relay/secrets.js';
 import type { RelayServices } from '../../relay/services.js';
 import { startSmtpSink, type SmtpSink, type SmtpSinkOptions } from '../../relay/smtp/sink-server.js';
-import { openDatabase } from '../../relay/storage/db.js';
+import { openStorage } from '../../relay/storage/open.js';
+import { TEST_BACKEND, freshPostgresDatabase } from './backend.js';
 import { DashboardSessions } from '../../relay/dashboard/sessions.js';
 
 export interface NewTestEmail {
@@ -61,9 +62,11 @@ export async function startHarness(
   options: { sink?: SmtpSinkOptions; target?: { host: string; port: number }; worker?: boolean; concurrency?: number } = {},
 ): Promise<Harness> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'raven-delivery-'));
-  const db = await openDatabase(path.join(dataDir, 'raven.sqlite'));
   const config = defaultConfig();
   config.dataDir = dataDir;
+  const database = TEST_BACKEND === 'postgres' ? await freshPostgresDatabase() : undefined;
+  config.database = database?.url;
+  const db = await openStorage(config, createLogger('error'));
   config.smtpPort = 0;
   config.logLevel = 'error';
   if (options.concurrency) config.delivery.concurrency = options.concurrency;
@@ -194,6 +197,7 @@ export async function startHarness(
       await provider.close();
       await sink.close();
       await db.close();
+      await database?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

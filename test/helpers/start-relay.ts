@@ -6,6 +6,7 @@ import path from 'node:path';
 import assert from 'node:assert/strict';
 import { startRelay, type Relay, type StartOptions } from '../../relay/app.js';
 import type { RelayConfig, RelayFlags } from '../../relay/config.js';
+import { TEST_BACKEND, freshPostgresDatabase } from './backend.js';
 import { startContractProxy } from './contract.js';
 
 export interface CallResult<T = any> {
@@ -72,8 +73,10 @@ export async function call<T = any>(
 
 export async function startTestRelay(options: TestRelayOptions = {}): Promise<TestRelay> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'raven-test-')));
+  // On the postgres backend a database of its own, unless the test names one (relays sharing it).
+  const database = TEST_BACKEND === 'postgres' && options.flags?.database === undefined ? await freshPostgresDatabase() : undefined;
   const startOptions: StartOptions = {
-    flags: { dataDir, port: 0, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error', ...options.flags },
+    flags: { dataDir, port: 0, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error', ...(database ? { database: database.url } : {}), ...options.flags },
     env: {},
     overrides: (config) => {
       if (options.limits !== 'spec') {
@@ -86,7 +89,13 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
       options.overrides?.(config);
     },
   };
-  const relay = await startRelay(startOptions);
+  let relay: Relay;
+  try {
+    relay = await startRelay(startOptions);
+  } catch (error) {
+    await database?.drop();
+    throw error;
+  }
   const proxy = await startContractProxy(relay.httpUrl);
   let bootstrap = relay.bootstrap;
   if (!bootstrap) throw new Error('startTestRelay expects an empty data directory (use the relay directly to restart)');
@@ -124,7 +133,12 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
     async stop() {
       await proxy.close();
       await relay.stop();
-      if (!options.keepDataDir && !options.dataDir) await rm(dataDir, { recursive: true, force: true });
+      // The database goes with the data directory: a test that keeps one (to inspect it, to
+      // restart on it) keeps both.
+      if (!options.keepDataDir && !options.dataDir) {
+        await rm(dataDir, { recursive: true, force: true });
+        await database?.drop();
+      }
       assert.deepEqual(proxy.violations, [], 'responses must conform to openapi.yaml');
     },
   };

@@ -17,7 +17,8 @@ import { webhookDispatcherDefaults } from '../../relay/webhooks/dispatcher.js';
 import { verifyWebhook } from '../../sdk/webhooks.js';
 import { startContractProxy } from '../helpers/contract.js';
 import { ADMIN_TOKEN, call, startTestRelay, type CallResult, type TestRelay } from '../helpers/start-relay.js';
-import { openInspector } from './sqlite-inspect.js';
+import { createLogger } from '../../relay/log.js';
+import { openStorage } from '../../relay/storage/open.js';
 import {
   advanceClock,
   createEndpoint,
@@ -77,14 +78,17 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+let database: string | undefined; // the first start's PostgreSQL database, on that backend
+
 function firstStart(t: TestRelay): RelayHandle {
+  database = t.relay.config.database;
   return { admin: t.admin, api: (method, urlPath) => t.api(method, urlPath), stop: () => t.stop() };
 }
 
 /** Starts the relay again on the data directory of the first start, behind the contract proxy. */
 async function restart(apiKey: string): Promise<RelayHandle> {
   const relay = await startRelay({
-    flags: { dataDir, port: 0, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error', testClock: true },
+    flags: { dataDir, database, port: 0, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error', testClock: true },
     env: {},
   });
   assert.equal(relay.bootstrap, undefined, 'a restart reuses the data directory');
@@ -264,7 +268,7 @@ test('receivers that fail, time out, reset and redirect, with two restarts: no e
     // In the file: nothing pending; each delivery delivered or failed after its last attempt.
     await relay.stop();
     relay = { admin: () => assert.fail('stopped'), api: () => assert.fail('stopped'), stop: async () => undefined };
-    const db = await openInspector(path.join(dataDir, 'raven.sqlite'));
+    const db = await openStorage({ dataDir, database }, createLogger('silent'));
     try {
       const rows = await db.all<{ webhook_id: string; state: string; attempts: number; next_attempt_at: string | null }>(
         'SELECT webhook_id, state, attempts, next_attempt_at FROM webhook_deliveries ORDER BY webhook_id',

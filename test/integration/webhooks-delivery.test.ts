@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { startRelay } from '../../relay/app.js';
-import { openDatabase } from '../../relay/storage/db.js';
+import { createLogger } from '../../relay/log.js';
+import { openStorage } from '../../relay/storage/open.js';
 import { webhookDispatcherDefaults } from '../../relay/webhooks/dispatcher.js';
 import { WEBHOOK_RETRY_DELAYS_SECONDS } from '../../relay/webhooks/schedule.js';
 import { verifyWebhook } from '../../sdk/webhooks.js';
@@ -269,7 +270,7 @@ describe('pending deliveries survive a relay restart', () => {
 
     receiver.answer = () => ({ status: 200 });
     const relay = await startRelay({
-      flags: { dataDir, port: 0, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error', testClock: true },
+      flags: { dataDir, database: first.relay.config.database, port: 0, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error', testClock: true },
       env: {},
     });
     try {
@@ -322,7 +323,7 @@ describe('limited concurrency', () => {
       stopped = true;
       await t.stop();
       assert.ok(Date.now() - started < 5_000, 'stop does not wait for the 10 s time-out');
-      const db = await openDatabase(path.join(dataDir, 'raven.sqlite'));
+      const db = await openStorage(t.relay.config, createLogger('error'));
       try {
         const rows = await db.all<{ state: string; attempts: number }>('SELECT state, attempts FROM webhook_deliveries WHERE webhook_id = ?', [slow.id]);
         assert.ok(rows.length >= 12, 'every event of the 4 emails is in the outbox');

@@ -10,6 +10,7 @@ import { renderFields } from '../../output.js';
 
 interface Options {
   dataDir?: string;
+  database?: string;
   host?: string;
   port?: number;
   smtpPort?: number;
@@ -42,6 +43,7 @@ const collect = (value: string, previous: string[] | undefined): string[] => [..
 export function register(cmd: Command): void {
   cmd
     .option('--data-dir <dir>', 'directory for the database and secrets, created when missing (default: ./.raven)')
+    .option('--database <url>', 'store everything in PostgreSQL (postgres://...) instead of SQLite in the data dir; relays may share it (default: $RAVEN_DATABASE_URL)')
     .option('--host <host>', 'address to bind HTTP and SMTP (default: 127.0.0.1)')
     .option('--port <port>', 'HTTP port, 0 for a free one (default: 7700)', parsePort('--port'))
     .option('--smtp-port <port>', 'SMTP sink port, 0 for a free one (default: 7725)', parsePort('--smtp-port'))

@@ -1,0 +1,207 @@
+// PostgreSQL behind the same Db interface as SQLite: a pool of connections, each write(fn) one
+// transaction on one pooled connection. Several relays may share the database; what must hold
+// across them is made atomic by the database itself (tx.lock takes a transaction-scoped advisory
+// lock, claims use FOR UPDATE SKIP LOCKED), never by this process's memory.
+//
+// A lost connection (server restarted, network cut) fails the callers with StorageUnavailableError
+// (answered 503 with Retry-After); the pool opens fresh connections on the next call, so the relay
+// recovers by itself once the server is back.
+import pg from 'pg';
+import { StorageUnavailableError, type Db, type Params, type Queryable, type RunResult, type WriteBatch } from '../db.js';
+import { migratePostgres } from './migrate.js';
+import { isPostgresFault } from './faults.js';
+import { toPostgresPlaceholders } from './sql.js';
+import { PostgresNotifier } from './notify.js';
+
+// int8 (counts, sums, identity columns) and numeric come back as strings by default; every one
+// of ours fits a double, and SQLite hands them back as numbers.
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20 || oid === 1700 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+// A deadlock or a serialization failure is the database asking to try the unit of work again.
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 5;
+
+export interface PostgresDb extends Db {
+  readonly notifier: PostgresNotifier;
+}
+
+function values(params: Params | undefined): unknown[] {
+  if (params === undefined) return [];
+  if (Array.isArray(params)) return params as unknown[];
+  throw new Error('the PostgreSQL backend takes positional (?) parameters only');
+}
+
+/** A connection (or the pool) speaking the repositories' SQL. */
+class PgQueryable implements Queryable {
+  readonly dialect = 'postgres';
+  // A transaction's statements may be issued together (Promise.all): they run one after the
+  // other on its one connection, in the order issued.
+  private tail: Promise<unknown> = Promise.resolve();
+  constructor(private readonly client: pg.Pool | pg.PoolClient) {}
+
+  private query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+    if (this.client instanceof pg.Pool) return this.client.query(sql, params);
+    const result = this.tail.then(() => this.client.query(sql, params));
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  async run(sql: string, params?: Params): Promise<RunResult> {
+    const result = await this.query(toPostgresPlaceholders(sql), values(params));
+    return { changes: result.rowCount ?? 0, lastID: 0 };
+  }
+
+  async get<T>(sql: string, params?: Params): Promise<T | undefined> {
+    return (await this.all<T>(sql, params))[0];
+  }
+
+  async all<T>(sql: string, params?: Params): Promise<T[]> {
+    const result = await this.query(toPostgresPlaceholders(sql), values(params));
+    return result.rows as T[];
+  }
+
+  async lock(name: string): Promise<void> {
+    await this.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [name]);
+  }
+}
+
+/** Wraps a driver failure: a fault of the server or the connection is a 503, anything else stays. */
+function storageError(error: unknown): unknown {
+  return isPostgresFault(error) ? new StorageUnavailableError(error) : error;
+}
+
+export interface PostgresOptions {
+  url: string;
+  /** Connections in the pool (default 10). */
+  poolSize?: number;
+  onError?: (error: Error) => void;
+}
+
+export async function openPostgres(options: PostgresOptions): Promise<PostgresDb> {
+  const newPool = (max: number) => {
+    const made = new pg.Pool({
+      connectionString: options.url,
+      max,
+      types,
+      connectionTimeoutMillis: 5_000,
+      // Idle connections to a restarted server are dropped and reopened on demand.
+      idleTimeoutMillis: 30_000,
+    });
+    // An idle client losing its connection must not crash the process: the next query reconnects.
+    made.on('error', (error) => options.onError?.(error));
+    return made;
+  };
+  // Transactions and plain reads draw from pools of their own: a unit of work that reads outside
+  // its transaction while every connection is held by such units would otherwise wait forever.
+  const pool = newPool(options.poolSize ?? 10);
+  const readPool = newPool(Math.max(2, Math.ceil((options.poolSize ?? 10) / 2)));
+  let closed = false;
+
+  try {
+    await migratePostgres(pool);
+  } catch (error) {
+    await Promise.all([pool.end(), readPool.end()]).catch(() => undefined);
+    throw error;
+  }
+  const reader = new PgQueryable(readPool);
+  const notifier = new PostgresNotifier(options.url, types, options.onError);
+  await notifier.start().catch(async (error: unknown) => {
+    await Promise.all([pool.end(), readPool.end()]).catch(() => undefined);
+    throw error;
+  });
+
+  async function transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    if (closed) throw new StorageUnavailableError(new Error('database closed'));
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw new StorageUnavailableError(error);
+      }
+      let broken = false;
+      // A checked-out client whose connection drops emits 'error': unheard, it would end the
+      // process. The query in flight fails with it, which is what the caller hears.
+      const onError = () => {
+        broken = true;
+      };
+      client.on('error', onError);
+      try {
+        await client.query('BEGIN');
+        const value = await fn(new PgQueryable(client));
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        broken = isPostgresFault(error);
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        const code = (error as { code?: string }).code;
+        if (code !== undefined && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) continue;
+        throw storageError(error);
+      } finally {
+        client.off('error', onError);
+        // A connection that failed mid-transaction is thrown away rather than reused.
+        client.release(broken);
+      }
+    }
+  }
+
+  // Items of one batch that arrive while that batch's transaction is in flight commit together
+  // in the next one: the group commit of the SQLite writer, one batch at a time per relay.
+  const batchQueues = new Map<WriteBatch<unknown, unknown>, { items: Array<{ item: unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }>; running: boolean }>();
+
+  async function drainBatch(batch: WriteBatch<unknown, unknown>): Promise<void> {
+    const queue = batchQueues.get(batch)!;
+    queue.running = true;
+    try {
+      while (queue.items.length > 0) {
+        const members = queue.items.splice(0, 512);
+        try {
+          const outcomes = await transaction((tx) => batch.run(tx, members.map((m) => m.item)));
+          members.forEach((m, i) => {
+            const outcome = outcomes[i];
+            if (outcome?.status === 'fulfilled') m.resolve(outcome.value);
+            else m.reject(outcome ? outcome.reason : new Error('the write batch returned no outcome for this item'));
+          });
+        } catch (error) {
+          for (const m of members) m.reject(error);
+        }
+      }
+    } finally {
+      queue.running = false;
+    }
+  }
+
+  return {
+    file: options.url.replace(/\/\/[^@/]*@/, '//'),
+    dialect: 'postgres',
+    notifier,
+    get: <T>(sql: string, params?: Params) => reader.get<T>(sql, params).catch((error: unknown) => Promise.reject<T>(storageError(error))),
+    all: <T>(sql: string, params?: Params) => reader.all<T>(sql, params).catch((error: unknown) => Promise.reject<T[]>(storageError(error))),
+    write: transaction,
+    writeBatched<I, R>(batch: WriteBatch<I, R>, item: I): Promise<R> {
+      if (closed) return Promise.reject(new StorageUnavailableError(new Error('database closed')));
+      const key = batch as WriteBatch<unknown, unknown>;
+      let queue = batchQueues.get(key);
+      if (!queue) {
+        queue = { items: [], running: false };
+        batchQueues.set(key, queue);
+      }
+      const q = queue;
+      return new Promise<R>((resolve, reject) => {
+        q.items.push({ item, resolve: resolve as (v: unknown) => void, reject });
+        if (!q.running) void drainBatch(key);
+      });
+    },
+    async close() {
+      closed = true;
+      while ([...batchQueues.values()].some((q) => q.running || q.items.length > 0)) await new Promise((r) => setTimeout(r, 5));
+      await notifier.stop();
+      await Promise.all([pool.end(), readPool.end()]);
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// Rate-limit hits shared by every relay on the database (rate windows hold across relays). The
+// caller holds the scopes' locks (tx.lock) from reading them to writing its own.
+import type { Queryable } from '../db.js';
+
+export interface RateWindowQuery {
+  scope: string;
+  windowMs: number;
+  limit: number;
+}
+
+/**
+ * The hits of each scope inside its window, oldest first, as much as a sliding-window check needs:
+ * all of them when the window is full (to say when it frees up), otherwise only their number
+ * (each stands at the oldest hit's time, which is all the check reads of them).
+ */
+export async function readRateHits(tx: Queryable, windows: RateWindowQuery[], nowMs: number): Promise<Map<string, number[]>> {
+  const hits = new Map<string, number[]>();
+  for (const w of windows) {
+    const since = nowMs - w.windowMs;
+    const summary = await tx.get<{ n: number; oldest: number | null }>(
+      'SELECT COUNT(*) AS n, MIN(at_ms) AS oldest FROM rate_hits WHERE scope = ? AND at_ms > ?',
+      [w.scope, since],
+    );
+    const n = summary?.n ?? 0;
+    if (n < w.limit) {
+      hits.set(w.scope, new Array<number>(n).fill(summary?.oldest ?? nowMs));
+      continue;
+    }
+    const newest = await tx.all<{ at_ms: number }>(
+      'SELECT at_ms FROM rate_hits WHERE scope = ? AND at_ms > ? ORDER BY at_ms DESC LIMIT ?',
+      [w.scope, since, w.limit],
+    );
+    hits.set(w.scope, newest.map((r) => r.at_ms).reverse());
+  }
+  return hits;
+}
+
+/** Stores new hits, and forgets the scopes' hits older than the longest window. */
+export async function writeRateHits(tx: Queryable, hits: Array<{ scope: string; atMs: number }>, forgetBeforeMs: number): Promise<void> {
+  if (hits.length === 0) return;
+  const scopes = [...new Set(hits.map((h) => h.scope))];
+  await tx.run('DELETE FROM rate_hits WHERE scope = ANY(?) AND at_ms <= ?', [scopes, forgetBeforeMs]);
+  await tx.run('INSERT INTO rate_hits (scope, at_ms) SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS bigint[]))', [
+    hits.map((h) => h.scope),
+    hits.map((h) => h.atMs),
+  ]);
+}

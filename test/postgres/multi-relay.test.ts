@@ -1,0 +1,116 @@
+// Three relays (separate processes) on one PostgreSQL database behave as one service: one queue
+// (each email delivered once), one idempotency store, one set of rate windows, one webhook outbox
+// (each attempt made by one relay). Issue 14, "Several relays, one database".
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startReceiver, type Receiver } from '../integration/webhooks-helpers.js';
+import { inParallel, startCluster, waitFor, type Cluster } from './cluster.js';
+
+describe('three relays on one database', () => {
+  let cluster: Cluster;
+  before(async () => {
+    cluster = await startCluster({ relays: 3, config: { delivery: { concurrency: 16 } } });
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  test('5,000 emails sent round-robin through the three are each delivered exactly once', async () => {
+    const TOTAL = 5_000;
+    const ids = await inParallel(TOTAL, 48, async (i) => {
+      const res = await cluster.send(i % 3, { to: `user+${i}@${cluster.domain}` });
+      assert.equal(res.status, 202, res.text);
+      return res.body.id as string;
+    });
+    assert.equal(new Set(ids).size, TOTAL);
+    await waitFor(
+      'every email delivered',
+      async () => {
+        const [row] = await cluster.sql<{ n: number }>("SELECT COUNT(*)::int AS n FROM recipients WHERE status <> 'delivered'");
+        return row!.n === 0;
+      },
+      240_000,
+    );
+    // Captured by the sinks: exactly one message per email, none twice.
+    const captured = await cluster.sql<{ email_id: string; n: number }>(
+      'SELECT email_id, COUNT(*)::int AS n FROM captured_messages GROUP BY email_id',
+    );
+    assert.equal(captured.length, TOTAL, 'one captured message per email');
+    assert.deepEqual(captured.filter((c) => c.n !== 1), [], 'no email delivered twice');
+    const events = await cluster.sql<{ n: number }>("SELECT COUNT(*)::int AS n FROM events WHERE type = 'email.delivered'");
+    assert.equal(events[0]!.n, TOTAL, 'one delivered event per email');
+    // All three relays took part in the dispatching.
+    const jobs = await cluster.sql<{ state: string; n: number }>('SELECT state, COUNT(*)::int AS n FROM jobs GROUP BY state');
+    assert.deepEqual(jobs, [{ state: 'done', n: TOTAL }]);
+  });
+
+  test('50 concurrent sends with one Idempotency-Key, spread over the three, give one email', async () => {
+    const body = { to: `idem@${cluster.domain}`, subject: 'Once' };
+    const results = await inParallel(50, 50, (i) => cluster.send(i % 3, body, { idempotencyKey: 'one-key-three-relays' }));
+    for (const r of results) assert.ok(r.status === 202, r.text);
+    const ids = new Set(results.map((r) => r.body.id));
+    assert.equal(ids.size, 1, `one email id for all 50: ${[...ids].join(', ')}`);
+    const rows = await cluster.sql("SELECT id FROM emails WHERE subject = 'Once'");
+    assert.equal(rows.length, 1);
+  });
+
+  test('each webhook attempt is made by exactly one relay', async () => {
+    const receiver: Receiver = await startReceiver();
+    try {
+      const created = await cluster.admin(0, 'POST', `/admin/v1/projects/${cluster.projectId}/webhooks`, {
+        url: receiver.url,
+        events: ['email.queued', 'email.delivered'],
+      });
+      assert.equal(created.status, 201, created.text);
+      const N = 60;
+      await inParallel(N, 12, async (i) => {
+        const res = await cluster.send(i % 3, { to: `hook${i}@${cluster.domain}`, subject: 'Hooked' });
+        assert.equal(res.status, 202, res.text);
+      });
+      await receiver.waitForCount(2 * N, 60_000);
+      // The outbox agrees: every delivery made once, on its first attempt.
+      await waitFor('every delivery recorded', async () => {
+        const [row] = await cluster.sql<{ n: number }>(
+          "SELECT COUNT(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND state = 'delivered'",
+          [created.body.id],
+        );
+        return row!.n === 2 * N;
+      });
+      const eventIds = receiver.requests.map((r) => String(r.headers['service-event-id']));
+      assert.equal(eventIds.length, 2 * N, 'no request beyond one per event');
+      assert.equal(new Set(eventIds).size, 2 * N, 'no event sent twice');
+      const attempts = await cluster.sql<{ n: number }>(
+        'SELECT COUNT(*)::int AS n FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.webhook_id = $1',
+        [created.body.id],
+      );
+      assert.equal(attempts[0]!.n, 2 * N, 'one recorded attempt per delivery');
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe('rate limits across relays', () => {
+  let cluster: Cluster;
+  before(async () => {
+    // The specification's 15 accepted requests per minute for a development key.
+    cluster = await startCluster({ relays: 3, config: { limits: { testKeyPerMinute: 15 } } });
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  test("a development key's 15 per minute hold across three relays", async () => {
+    const results = await inParallel(45, 45, (i) => cluster.send(i % 3, { subject: `rate ${i}` }));
+    const accepted = results.filter((r) => r.status === 202);
+    const limited = results.filter((r) => r.status === 429);
+    assert.equal(accepted.length + limited.length, 45, results.map((r) => r.status).join(','));
+    assert.equal(accepted.length, 15, 'exactly the window, whichever relay answered');
+    for (const r of limited) {
+      assert.equal(r.body.error.code, 'rate_limit_exceeded');
+      assert.ok(Number(r.headers.get('retry-after')) >= 1);
+    }
+    // Every relay refuses the next one too: the window is the database's, not a process's.
+    for (const i of [0, 1, 2]) assert.equal((await cluster.send(i)).status, 429);
+  });
+});
