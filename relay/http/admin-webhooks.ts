@@ -1,6 +1,5 @@
 // /admin/v1 webhook endpoints (the dashboard's operations): create (the signing secret is shown
 // once and stored sealed), list, delete, and the delivery attempts of one endpoint.
-import * as tenancy from '../domain/tenancy.js';
 import { EVENT_TYPES, type EventType } from '../domain/timeline.js';
 import { ApiError, validationError, type ErrorDetail } from '../errors.js';
 import { newId, newSecret } from '../ids.js';
@@ -10,11 +9,9 @@ import * as webhooks from '../storage/webhooks.js';
 import type { WebhookRow } from '../storage/webhooks.js';
 import { nextAttemptAtMs } from '../webhooks/schedule.js';
 import { checkWebhookUrl, UrlPolicyError } from '../webhooks/url-policy.js';
-import type { RequestContext } from './context.js';
-import { adminRoute } from './route-helpers.js';
-import type { Route } from './router.js';
+import { adminBody } from './route-helpers.js';
+import type { Handler } from './router.js';
 
-const ADMIN_BODY_LIMIT = 64 * 1024;
 /** The attempts listed per endpoint, newest first; older ones stay in the database. */
 const MAX_LISTED_ATTEMPTS = 1000;
 
@@ -113,30 +110,23 @@ async function listDeliveries(s: RelayServices, webhookId: string) {
   };
 }
 
-/** Admin bodies are small JSON objects; an empty body counts as {}. */
-async function adminBody(ctx: RequestContext): Promise<Record<string, unknown>> {
-  const raw = await ctx.readBody(ADMIN_BODY_LIMIT);
-  if (raw.length === 0) return {};
-  return tenancy.asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
-}
-
-export function adminWebhookRoutes(s: RelayServices): Route[] {
-  return [
-    adminRoute(s, 'POST', '/admin/v1/projects/:project_id/webhooks', async (ctx) => ({
+export function adminWebhookHandlers(s: RelayServices) {
+  return {
+    create: async (ctx) => ({
       status: 201,
       body: await createEndpoint(s, ctx.params.project_id!, await adminBody(ctx)),
-    })),
-    adminRoute(s, 'GET', '/admin/v1/projects/:project_id/webhooks', async (ctx) => ({
+    }),
+    list: async (ctx) => ({
       status: 200,
       body: await listEndpoints(s, ctx.params.project_id!),
-    })),
-    adminRoute(s, 'DELETE', '/admin/v1/webhooks/:webhook_id', async (ctx) => {
+    }),
+    delete: async (ctx) => {
       await deleteEndpoint(s, ctx.params.webhook_id!);
       return { status: 204 };
-    }),
-    adminRoute(s, 'GET', '/admin/v1/webhooks/:webhook_id/deliveries', async (ctx) => ({
+    },
+    deliveries: async (ctx) => ({
       status: 200,
       body: await listDeliveries(s, ctx.params.webhook_id!),
-    })),
-  ];
+    }),
+  } satisfies Record<string, Handler>;
 }
