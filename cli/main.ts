@@ -1,56 +1,15 @@
 #!/usr/bin/env node
 /**
- * ravenctl entry point: build the command tree, load the one leaf argv selects, run it, and turn
- * whatever it threw into an exit code (cli/errors.ts decides which).
+ * ravenctl entry point. `--version` alone is answered before the command tree (commander, the
+ * program, the error model) is loaded: it is what scripts call most often and it needs none of it.
+ * Everything else runs in cli/run.ts.
  */
-import { CliError, ExitCode, isCommanderDisplayExit, toCliError, type SdkErrorClasses } from './errors.js';
-import { Output } from './output.js';
-import { createProgram, jsonFlagOf, loadLeaf, selectLeaf } from './program.js';
+import { version } from './version.js';
 
-async function sdkErrorClasses(): Promise<SdkErrorClasses | undefined> {
-  try {
-    return await import('raven-email-sdk');
-  } catch {
-    return undefined;
-  }
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  process.stdout.write(`${version()}\n`);
+} else {
+  const { runAndExit } = await import('./run.js');
+  await runAndExit(process.argv);
 }
-
-function isPlainCliOrUsage(err: unknown): boolean {
-  return err instanceof CliError || (err instanceof Error && String((err as { code?: unknown }).code).startsWith('commander.'));
-}
-
-/** Let buffered output reach the pipe before exiting. */
-async function flush(): Promise<void> {
-  const drain = (stream: NodeJS.WriteStream) =>
-    new Promise<void>((resolve) => (stream.writableNeedDrain ? stream.once('drain', resolve) : resolve()));
-  await Promise.all([drain(process.stdout), drain(process.stderr)]);
-}
-
-export async function run(argv: string[]): Promise<number> {
-  const args = argv.slice(2);
-  const program = createProgram();
-  const leaf = selectLeaf(args);
-
-  // Ctrl-C while waiting on the network or polling: exit 130. `relay start` handles signals itself.
-  if (leaf?.path.join(' ') !== 'relay start') {
-    process.once('SIGINT', () => {
-      if (process.stderr.isTTY) process.stderr.write('\n');
-      process.exit(ExitCode.interrupted);
-    });
-  }
-
-  try {
-    if (leaf) await loadLeaf(program, leaf);
-    await program.parseAsync(argv);
-    return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.ok;
-  } catch (err) {
-    if (isCommanderDisplayExit(err)) return ExitCode.ok;
-    const cliError = toCliError(err, isPlainCliOrUsage(err) ? undefined : await sdkErrorClasses());
-    new Output({ json: jsonFlagOf(args) }).error(cliError);
-    return cliError.exitCode;
-  }
-}
-
-const code = await run(process.argv);
-await flush();
-process.exit(code);

@@ -1,10 +1,10 @@
 /**
  * The ravenctl command tree. Leaf commands live one per file in commands/<noun>/<verb>.ts and are
- * imported only when argv selects them, so `ravenctl --version` loads nothing but commander.
+ * imported only when argv selects them, so a command loads commander and its own leaf only.
  * Other leaves appear in group help through their one-line summary from the table below.
  */
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { version } from './version.js';
 
 export interface LeafModule {
   register(cmd: Command): void;
@@ -71,19 +71,6 @@ export const LEAVES: Leaf[] = [
 
 /** Global flags taking a value (needed to find the command words in argv without commander). */
 const GLOBAL_VALUE_FLAGS = new Set(['--api-key', '--base-url', '--profile']);
-
-export function version(): string {
-  // cli/program.ts under tsx, dist/cli/program.js when built: package.json is one or two levels up.
-  for (const rel of ['../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'raven' && pkg.version) return pkg.version;
-    } catch {
-      // try the next location
-    }
-  }
-  return '0.0.0';
-}
 
 /** The leaf argv selects (the command words, skipping global flags and their values), if any. */
 export function selectLeaf(args: string[]): Leaf | undefined {

@@ -8,6 +8,7 @@ import { resolveConfig, type RelayConfig, type RelayFlags } from './config.js';
 import { createSinkProvider } from './delivery/sink.js';
 import { createUpstreamProvider } from './delivery/upstream.js';
 import { KeyCache } from './domain/auth.js';
+import { KeyUse } from './domain/key-use.js';
 import { DashboardSessions } from './dashboard/sessions.js';
 import { startDomainRecheck } from './domain/domain-recheck.js';
 import { RateLimiter } from './domain/rate-limits.js';
@@ -124,6 +125,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       bus,
       rateLimiter: new RateLimiter(config.limits),
       keys: new KeyCache(),
+      keyUse: new KeyUse(db, clock, log),
       metrics: new Metrics(),
       adminToken: admin.value,
       sessions: new DashboardSessions(),

@@ -1,5 +1,9 @@
 // The error catalogue: every code the API can answer, with its HTTP status, defined once.
 // The domain throws ApiError; errorReply in relay/http/server.ts is the one place it becomes a response.
+// `satisfies` ties it to openapi.yaml's ErrorCode enum: a code missing here or one the spec does not
+// list fails `npm run typecheck`.
+import type { ErrorCode as SpecErrorCode } from 'raven-email-sdk';
+
 export const ERROR_CATALOGUE = {
   invalid_request: { status: 400, meaning: 'The body is not a JSON object, repeats a key, or a header is malformed or repeated.' },
   invalid_api_key: { status: 401, meaning: 'The API key is missing, invalid or revoked.' },
@@ -17,7 +21,7 @@ export const ERROR_CATALOGUE = {
   quota_exceeded: { status: 429, meaning: 'The monthly allowance is used up; it resets at the UTC month change.' },
   internal_error: { status: 500, meaning: 'A bug in the relay; the message never leaks internals.' },
   service_unavailable: { status: 503, meaning: 'Storage is unavailable (busy or full); retry after the stated seconds.' },
-} as const;
+} as const satisfies Record<SpecErrorCode, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 

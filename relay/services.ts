@@ -8,6 +8,7 @@ import type { SecretBox } from './secrets.js';
 import type { Db } from './storage/db.js';
 import type { RateLimiter } from './domain/rate-limits.js';
 import type { KeyCache } from './domain/auth.js';
+import type { KeyUse } from './domain/key-use.js';
 import type { DashboardSessions } from './dashboard/sessions.js';
 
 export interface RelayServices {
@@ -21,6 +22,8 @@ export interface RelayServices {
   rateLimiter: RateLimiter;
   /** Authenticated API keys; cleared by every admin write to keys, projects or workspaces. */
   keys: KeyCache;
+  /** Records when each key last authenticated (the dashboard's "last used"). */
+  keyUse: KeyUse;
   /** In-memory counters for GET /metrics. */
   metrics: Metrics;
   adminToken: string;

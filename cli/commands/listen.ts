@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { EVENT_TYPES } from 'raven-email-sdk';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { requireApiKey } from '../config.js';
@@ -22,18 +23,6 @@ interface Options {
   forwardTo: string;
   events?: string;
 }
-
-const EVENT_TYPES = [
-  'email.queued',
-  'email.suppressed',
-  'email.sent',
-  'email.delivered',
-  'email.delivery_delayed',
-  'email.bounced',
-  'email.complained',
-  'email.failed',
-  'email.delivery_unknown',
-] as const;
 
 /** The answer time the service gives a webhook endpoint (CONTRACT section 5). */
 const FORWARD_TIMEOUT_MS = 10_000;

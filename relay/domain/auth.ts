@@ -3,6 +3,7 @@ import type { Db } from '../storage/db.js';
 import { findKeyByHash, type KeyAuthRow } from '../storage/keys.js';
 import { ApiError } from '../errors.js';
 import { constantTimeEqual, hashSecret } from '../secrets.js';
+import type { KeyUse } from './key-use.js';
 
 export interface KeyPrincipal {
   keyId: string;
@@ -49,8 +50,11 @@ export class KeyCache {
   }
 }
 
-/** Checks 1 and 2 of admission: a valid key, and production enabled for rr_live_ keys. */
-export async function authenticateKey(db: Db, keys: KeyCache, authorization: string | undefined): Promise<KeyPrincipal> {
+/**
+ * Checks 1 and 2 of admission: a valid key, and production enabled for rr_live_ keys. `use`, when
+ * given, records that the key authenticated (refused requests are not a use).
+ */
+export async function authenticateKey(db: Db, keys: KeyCache, authorization: string | undefined, use?: KeyUse): Promise<KeyPrincipal> {
   const secret = bearer(authorization);
   if (!secret || !/^rr_(test|live)_/.test(secret)) throw invalidKey();
   const digest = hashSecret(secret);
@@ -59,6 +63,7 @@ export async function authenticateKey(db: Db, keys: KeyCache, authorization: str
   if (row.prefix === 'rr_live_' && row.activated_at === null) {
     throw new ApiError('production_not_enabled', 'Production sending is not enabled for this workspace: request workspace activation.');
   }
+  use?.note(row.id);
   return {
     keyId: row.id,
     projectId: row.project_id,

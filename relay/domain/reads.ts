@@ -1,13 +1,12 @@
 // GET /v1/emails and GET /v1/emails/{id} (CONTRACT section 3). A key with email:send reads only
 // what it created, email:read the whole project; anything else is "not found", never "forbidden",
 // so the existence of another key's email is not revealed.
+import { EMAIL_STATUSES } from 'raven-email-sdk';
 import { ApiError, validationError, type ErrorDetail } from '../errors.js';
 import type { Db } from '../storage/db.js';
 import { getEmailDetail, listEmailSummaries, listVisibleRecipients, type EmailScope, type EmailSummaryRow } from '../storage/emails.js';
 import { listEmailEvents } from '../storage/events.js';
 import type { KeyPrincipal } from './auth.js';
-
-export const EMAIL_STATUSES = ['queued', 'suppressed', 'sent', 'delivered', 'bounced', 'failed', 'delivery_unknown'] as const;
 
 function summary(row: EmailSummaryRow) {
   return {

@@ -206,7 +206,7 @@ export async function createKey(s: RelayServices, projectId: string, body: Body)
   const permission = requireOneOf(body, 'permission', ['email:send', 'email:read'] as const);
   const prefix = project.environment === 'production' ? 'rr_live_' : 'rr_test_';
   const key = newSecret(prefix, 24);
-  const row: KeyRow = { id: newId('key'), project_id: projectId, name, prefix, permission, last4: key.slice(-4), created_at: s.clock.iso(), revoked_at: null };
+  const row: Omit<KeyRow, 'last_used_at'> = { id: newId('key'), project_id: projectId, name, prefix, permission, last4: key.slice(-4), created_at: s.clock.iso(), revoked_at: null };
   await s.db.write((tx) => keys.insertKey(tx, { ...row, secret_hash: hashSecret(key) }));
   return { id: row.id, key, prefix, name, permission, project_id: projectId, created_at: row.created_at };
 }
@@ -223,6 +223,7 @@ export async function listKeys(s: RelayServices, projectId: string) {
       redacted: `${k.prefix}…${k.last4}`,
       created_at: k.created_at,
       revoked_at: k.revoked_at,
+      last_used_at: k.last_used_at,
     })),
   };
 }

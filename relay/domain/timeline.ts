@@ -2,23 +2,14 @@
 // outbox rows for every endpoint of the project subscribed to that event type. After the commit
 // the caller announces the events on the bus (announceEvents) for the dispatcher and listen hub.
 import type { EventEmitter } from 'node:events';
+import type { EventType } from 'raven-email-sdk';
 import { newId } from '../ids.js';
 import type { Queryable } from '../storage/db.js';
 import { insertEvents } from '../storage/events.js';
 import { insertDeliveries, webhooksOfProjects, type NewDelivery } from '../storage/webhooks.js';
 
-export const EVENT_TYPES = [
-  'email.queued',
-  'email.suppressed',
-  'email.sent',
-  'email.delivered',
-  'email.delivery_delayed',
-  'email.bounced',
-  'email.complained',
-  'email.failed',
-  'email.delivery_unknown',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES } from 'raven-email-sdk';
+export type { EventType } from 'raven-email-sdk';
 
 export interface EmailRef {
   id: string;

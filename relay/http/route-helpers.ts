@@ -32,7 +32,7 @@ export function apiRoute(
   return {
     method,
     path,
-    handler: async (ctx) => handler(ctx, await authenticateKey(services.db, services.keys, ctx.singleHeader('authorization'))),
+    handler: async (ctx) => handler(ctx, await authenticateKey(services.db, services.keys, ctx.singleHeader('authorization'), services.keyUse)),
   };
 }
 

@@ -91,7 +91,7 @@ export function attachListenHub(server: http.Server, services: RelayServices, op
       if (closing) throw new ApiError('service_unavailable', 'The relay is shutting down; retry after 1 second.', { retryAfter: 1 });
       const authorization = req.headersDistinct.authorization;
       if (authorization && authorization.length > 1) throw new ApiError('invalid_request', 'The authorization header must not be repeated.');
-      const key = await authenticateKey(db, services.keys, authorization?.[0]);
+      const key = await authenticateKey(db, services.keys, authorization?.[0], services.keyUse);
       const events = parseEventsFilter(url);
       return { key, events };
     })().then(

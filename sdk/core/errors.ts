@@ -2,6 +2,7 @@
  * Every error the SDK throws is a RavenError. Responses with a non-2xx status become an APIError
  * subclass chosen by the error code, built in one place: errorFromResponse().
  */
+import type { ErrorCode } from '../types.js';
 
 /** Response headers, names lower-cased, repeated values joined with ", ". */
 export type ResponseHeaders = Record<string, string>;
@@ -143,8 +144,11 @@ type APIErrorClass = new (
   body: unknown,
 ) => APIError;
 
-/** The catalogue: one class per error code (CONTRACT section 1 and the specification's section 7). */
-const BY_CODE: Record<string, APIErrorClass> = {
+/**
+ * The catalogue: one class per error code (CONTRACT section 1 and the specification's section 7),
+ * keyed by openapi.yaml's ErrorCode enum so a code added or removed there fails the typecheck.
+ */
+const BY_CODE: Record<ErrorCode, APIErrorClass> = {
   invalid_request: InvalidRequestError,
   invalid_api_key: AuthenticationError,
   unauthorized: AuthenticationError,
@@ -193,7 +197,7 @@ export function errorFromResponse(status: number, body: unknown, headers: Respon
   const code = typeof error?.code === 'string' ? error.code : null;
   const message =
     typeof error?.message === 'string' && error.message !== '' ? error.message : `HTTP ${status} with no error message`;
-  const Class = (code !== null ? BY_CODE[code] : undefined) ?? classForStatus(status);
+  const Class = (code !== null && Object.hasOwn(BY_CODE, code) ? BY_CODE[code as ErrorCode] : undefined) ?? classForStatus(status);
   return new Class(status, code, message, headers, body);
 }
 

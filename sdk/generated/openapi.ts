@@ -1268,6 +1268,8 @@ export interface components {
             redacted: string;
             created_at: components["schemas"]["Timestamp"];
             revoked_at: components["schemas"]["Timestamp"] | null;
+            /** @description When the key last authenticated a request (on the relay's clock), kept to the minute: each relay writes a key's use at most once a minute. Null when it never has. */
+            last_used_at: components["schemas"]["Timestamp"] | null;
         };
         /** @description A project's API keys. */
         ApiKeyList: {

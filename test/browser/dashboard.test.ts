@@ -58,6 +58,7 @@ describe('dashboard operations', () => {
     await row.getByRole('button', { name: 'Revoke' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
     await row.getByText(/^revoked/).waitFor();
+    assert.notEqual(await row.locator('[data-last-used]').innerText(), 'never', 'the accepted send is its last use');
     const refused = await env.t.api('POST', '/v1/emails', { key: secret, body: { from: `a@${env.t.domain}`, to: `b@${env.t.domain}`, subject: 'x', text: 'x' } });
     assert.equal(refused.status, 401);
     assert.equal(refused.body.error.code, 'invalid_api_key');

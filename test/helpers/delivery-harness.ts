@@ -10,6 +10,7 @@ import { defaultConfig } from '../../relay/config.js';
 import { createSinkProvider } from '../../relay/delivery/sink.js';
 import type { DeliveryProvider } from '../../relay/delivery/provider.js';
 import { KeyCache } from '../../relay/domain/auth.js';
+import { KeyUse } from '../../relay/domain/key-use.js';
 import { RateLimiter } from '../../relay/domain/rate-limits.js';
 import { bootstrapIfEmpty } from '../../relay/domain/tenancy.js';
 import { newId } from '../../relay/ids.js';
@@ -82,6 +83,7 @@ export async function startHarness(
     bus,
     rateLimiter: new RateLimiter(config.limits),
     keys: new KeyCache(),
+    keyUse: new KeyUse(db, clock, createLogger('error')),
     metrics: new Metrics(),
     adminToken: 'harness-admin-token',
     sessions: new DashboardSessions(),

@@ -1,6 +1,6 @@
 /** ravenctl emails list: a page of emails (or all of them), newest first. */
 import { Option, type Command } from 'commander';
-import type { EmailListQuery, EmailStatus, EmailSummary } from 'raven-email-sdk';
+import { EMAIL_STATUSES, type EmailListQuery, type EmailStatus, type EmailSummary } from 'raven-email-sdk';
 import { action } from '../../context.js';
 import { addHelp, AUTH_CODES, parseIntegerOption } from '../../help.js';
 import { renderEmailList } from '../../render.js';
@@ -13,11 +13,10 @@ interface Options {
   all?: boolean;
 }
 
-const STATUSES = ['queued', 'suppressed', 'sent', 'delivered', 'bounced', 'failed', 'delivery_unknown'];
 
 export function register(cmd: Command): void {
   cmd
-    .addOption(new Option('--status <status>', 'only emails in this status').choices(STATUSES))
+    .addOption(new Option('--status <status>', 'only emails in this status').choices(EMAIL_STATUSES))
     .option('--recipient <address>', 'only emails with this To address')
     .option('--limit <n>', 'page size, 1 to 100 (server default 50)', parseIntegerOption('--limit', 1, 100))
     .option('--cursor <cursor>', 'continue from the next_cursor of a previous page')

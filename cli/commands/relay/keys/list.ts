@@ -19,6 +19,7 @@ export function register(cmd: Command): void {
             { header: 'NAME', value: (k) => k.name },
             { header: 'KEY', value: (k) => k.redacted },
             { header: 'PERMISSION', value: (k) => k.permission },
+            { header: 'LAST USED', value: (k) => k.last_used_at ?? 'never' },
             { header: 'REVOKED', value: (k) => k.revoked_at ?? '-', style: (k) => (k.revoked_at ? 'red' : undefined) },
           ],
           'No keys.',

@@ -40,7 +40,7 @@ export function KeysPage({ tenancy }: { tenancy: Tenancy }) {
           Create key
         </button>
       </form>
-      <Table columns={['Name', 'Key', 'Permission', 'Created', 'State', '']}>
+      <Table columns={['Name', 'Key', 'Permission', 'Created', 'Last used', 'State', '']}>
           {data?.keys.map((k) => (
             <tr key={k.id} data-key={k.id}>
               <td>{k.name}</td>
@@ -49,6 +49,7 @@ export function KeysPage({ tenancy }: { tenancy: Tenancy }) {
               </td>
               <td>{k.permission}</td>
               <td>{formatDateTime(k.created_at)}</td>
+              <td data-last-used>{k.last_used_at ? formatDateTime(k.last_used_at) : 'never'}</td>
               <td>{k.revoked_at ? `revoked ${formatDateTime(k.revoked_at)}` : 'active'}</td>
               <td class="right">
                 {k.revoked_at ? null : (
