@@ -7,7 +7,7 @@
 // decided in arrival order against that state and the requests before it in the batch, then one
 // multi-row INSERT per table. Every statement is a trip to the sqlite3 thread pool, so the cost
 // of a group no longer grows with a dozen trips per request.
-import { nextUtcMonthStart, utcMonth } from '../clock.js';
+import { utcMonth } from '../clock.js';
 import { ApiError, validationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
@@ -18,7 +18,7 @@ import { idempotencyLock, insertIdempotencyRows, rememberedResults } from '../st
 import { insertReadyJobs, type NewJob } from '../storage/jobs.js';
 import { suppressionsOf } from '../storage/suppressions.js';
 import { readRateHits, writeRateHits, type RateWindowQuery } from '../storage/postgres/rate-hits.js';
-import { chargeUsage, keyScope, usageLock, usageOf, workspaceScope } from '../storage/usage.js';
+import { chargeUsage, usageLock, usageOf } from '../storage/usage.js';
 import type { KeyPrincipal } from './auth.js';
 import {
   checkIdempotencyKey,
@@ -28,6 +28,7 @@ import {
   replayRemembered,
   type Remembered,
 } from './idempotency.js';
+import { chargeQuota, chargedScopes } from './quota.js';
 import { allRecipients, parseSendRequest, type SendRequest } from './send-request.js';
 import { announceEvents, recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
 
@@ -115,7 +116,7 @@ const suppressionScope = (workspaceId: string, addressLc: string) => `${workspac
 /** What the batch needs to know from the database, read once for all its admissions. */
 async function readState(tx: Queryable, items: Admission[], month: string) {
   const idempotencyKeys = items.flatMap((a) => (a.idempotencyKey === undefined ? [] : [[a.key.projectId, a.idempotencyKey] as const]));
-  const scopes = unique(items.flatMap((a) => [workspaceScope(a.key.workspaceId), keyScope(a.key.keyId)]));
+  const scopes = unique(items.flatMap((a) => chargedScopes(a.key)));
   // Across relays on one database, the keys and counters this batch decides on are its own until
   // it commits (taken in one order, so two batches never wait on each other).
   for (const name of unique([...idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key)), ...scopes.map(usageLock)]).sort()) {
@@ -246,7 +247,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
   const reason = recipients
     .map((r) => state.suppressed.get(suppressionScope(key.workspaceId, r.mailbox.address.toLowerCase())))
     .find((r) => r !== undefined);
-  if (reason === undefined) chargeQuota(services, state, rows, key, recipients.length, nowMs);
+  if (reason === undefined) chargeQuota(services.config.limits, { used: state.used, charges: rows.charges }, key, recipients.length, nowMs);
 
   const now = new Date(nowMs).toISOString();
   const emailId = newId('em', nowMs);
@@ -271,34 +272,6 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
   services.rateLimiter.record(key, nowMs);
   return outcome;
 }
-
-/** Check 11: refuse the whole request if it would pass a monthly cap; otherwise charge it. */
-function chargeQuota(services: RelayServices, state: BatchState, rows: BatchRows, key: KeyPrincipal, recipients: number, nowMs: number): void {
-  const { limits } = services.config;
-  const caps: Array<{ scope: string; limit: number; label: string }> = [
-    { scope: workspaceScope(key.workspaceId), limit: limits.workspaceMonthlyRecipients, label: 'workspace' },
-  ];
-  if (key.testMode) caps.push({ scope: keyScope(key.keyId), limit: limits.testKeyMonthlyRecipients, label: 'development key' });
-  for (const cap of caps) {
-    const used = state.used.get(cap.scope) ?? 0;
-    if (used + recipients > cap.limit) {
-      const resetMs = nextUtcMonthStart(nowMs);
-      const retryAfter = Math.max(1, Math.ceil((resetMs - nowMs) / 1000));
-      throw new ApiError(
-        'quota_exceeded',
-        `The monthly allowance of ${cap.limit} recipients for this ${cap.label} is used up (${used} used, ${recipients} requested); ` +
-          `it resets at ${new Date(resetMs).toISOString()}, in ${retryAfter} seconds.`,
-        { retryAfter },
-      );
-    }
-  }
-  // Live keys have no cap of their own, but their usage is still counted for the usage view.
-  for (const scope of [workspaceScope(key.workspaceId), keyScope(key.keyId)]) {
-    state.used.set(scope, (state.used.get(scope) ?? 0) + recipients);
-    rows.charges.set(scope, (rows.charges.get(scope) ?? 0) + recipients);
-  }
-}
-
 
 function addEmail(
   rows: BatchRows,

@@ -1,4 +1,4 @@
-// The dashboard's operations on workspaces, projects, domains, keys and suppressions.
+// The dashboard's operations on workspaces, projects, domains, keys and suppressions (the usage view is quota.ts).
 import { generateKeyPairSync } from 'node:crypto';
 import { utcMonth } from '../clock.js';
 import { ApiError, validationError } from '../errors.js';
@@ -10,7 +10,6 @@ import * as domains from '../storage/domains.js';
 import * as keys from '../storage/keys.js';
 import * as suppressions from '../storage/suppressions.js';
 import * as tenancy from '../storage/tenancy.js';
-import { keyUsageInWorkspace, usedInMonth, workspaceScope } from '../storage/usage.js';
 import type { DomainRow } from '../storage/domains.js';
 import type { KeyRow } from '../storage/keys.js';
 import type { WorkspaceRow } from '../storage/tenancy.js';
@@ -60,7 +59,7 @@ export async function listWorkspaces(s: RelayServices) {
   return { workspaces: (await tenancy.listWorkspaces(s.db)).map(workspaceView) };
 }
 
-async function findWorkspace(s: RelayServices, id: string): Promise<WorkspaceRow> {
+export async function findWorkspace(s: RelayServices, id: string): Promise<WorkspaceRow> {
   const row = await tenancy.getWorkspace(s.db, id);
   if (!row) throw new ApiError('not_found', `No workspace ${id}.`);
   return row;
@@ -259,26 +258,6 @@ export async function removeSuppression(s: RelayServices, workspaceId: string, e
   await findWorkspace(s, workspaceId);
   const removed = await s.db.write((tx) => suppressions.unsuppress(tx, workspaceId, email.trim().toLowerCase()));
   if (!removed) throw new ApiError('not_found', `${email} is not suppressed in this workspace.`);
-}
-
-// ---- usage ----
-
-export async function usage(s: RelayServices, workspaceId: string) {
-  await findWorkspace(s, workspaceId);
-  const month = utcMonth(s.clock.nowMs());
-  const [used, keyUsage] = await Promise.all([
-    usedInMonth(s.db, workspaceScope(workspaceId), month),
-    keyUsageInWorkspace(s.db, workspaceId, month),
-  ]);
-  return {
-    month,
-    workspace: { used, limit: s.config.limits.workspaceMonthlyRecipients },
-    keys: keyUsage.map((k) => ({
-      id: k.id,
-      used: k.used,
-      limit: k.prefix === 'rr_test_' ? s.config.limits.testKeyMonthlyRecipients : null,
-    })),
-  };
 }
 
 // ---- bootstrap ----

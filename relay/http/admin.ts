@@ -1,5 +1,6 @@
 // /admin/v1: the dashboard's operations on tenancy, and the test clock.
 import { createDnsChecker } from '../domain/dns-check.js';
+import { workspaceUsage } from '../domain/quota.js';
 import * as tenancy from '../domain/tenancy.js';
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
@@ -57,7 +58,7 @@ export function adminRoutes(s: RelayServices): Route[] {
       await tenancy.removeSuppression(s, p(ctx, 'workspace_id'), p(ctx, 'email'));
       return noContent();
     }),
-    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/usage', async (ctx) => ok(await tenancy.usage(s, p(ctx, 'workspace_id')))),
+    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/usage', async (ctx) => ok(await workspaceUsage(s, p(ctx, 'workspace_id')))),
     adminRoute(s, 'GET', '/admin/v1/clock', async () => {
       requireTestClock(s);
       return ok(clockView(s));
