@@ -4,6 +4,7 @@ import { Resolver } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_IDEMPOTENCY_RETENTION_DAYS } from './domain/idempotency.js';
+import { SPEC_MAX_RECIPIENTS } from './domain/send-request.js';
 
 export interface SmtpUpstreamConfig {
   host: string;
@@ -150,7 +151,7 @@ export function defaultConfig(): RelayConfig {
     logLevel: 'info',
     limits: {
       maxRequestBytes: 10 * 1024 * 1024,
-      maxRecipients: 50,
+      maxRecipients: SPEC_MAX_RECIPIENTS,
       keyPerSecond: 100,
       workspacePerSecond: 200,
       testKeyPerMinute: 15,

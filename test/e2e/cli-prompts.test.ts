@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ravenctl, ravenctlCommand, ravenctlEnv } from '../helpers/ravenctl.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,19 +22,22 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('send asks for from, subject and body in a terminal, checks each answer as given, and sends', async () => {
+// A prompt that never shows would leave the child waiting for input: the time-out turns that into a failure.
+test('send asks for from, subject and body in a terminal, checks each answer as given, and sends', { timeout: 120_000 }, async (context) => {
   // The "editor": writes a multi-line body into the file it is given, as a person would.
   const editor = path.join(dir, 'editor.sh');
   writeFileSync(editor, `#!/bin/sh\nprintf 'Hello Ada,\\n\\nwritten in an editor.\\n' > "$1"\n`, { mode: 0o755 });
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', EDITOR: editor };
-  delete env.CI; // the CLI never prompts under CI
-  delete env.VISUAL;
-  const command = `${process.execPath} --import tsx cli/main.ts send --api-key ${t.apiKey} --base-url ${t.url} --to pty@${t.domain}`;
+  // No CI in the environment: the CLI never prompts under CI.
+  const env = ravenctlEnv({ EDITOR: editor, TERM: process.env.TERM ?? 'xterm', TMPDIR: process.env.TMPDIR });
+  const command = ravenctlCommand(['send', '--api-key', t.apiKey, '--base-url', t.url, '--to', `pty@${t.domain}`])
+    .map((word) => `'${word}'`)
+    .join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], { env, cwd: root });
+  context.signal.addEventListener('abort', () => child.kill());
   // Ctrl-U clears what was typed, as a person fixing a refused answer would.
   const answers: Array<[RegExp, string]> = [
     [/From \(/, 'not-an-address\r'],
-    [/"not-an-address" is not an address/, `\u0015Pty <pty@${t.domain}>\r`],
+    [/must be an address or Name <address>/, `\u0015Pty <pty@${t.domain}>\r`], // the relay's own message
     [/Subject/, 'Typed in a terminal\r'],
     [/Body/, '\r'], // the first choice: text
     [/Text body, written in your editor/, '\r'], // Enter opens the editor
@@ -63,10 +67,7 @@ test('send asks for from, subject and body in a terminal, checks each answer as 
 });
 
 test('without a terminal the same command names the missing flag and exits 2', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'send', '--api-key', t.apiKey, '--base-url', t.url, '--to', `x@${t.domain}`], { cwd: root });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const { code, stderr } = await ravenctl(['send', '--api-key', t.apiKey, '--base-url', t.url, '--to', `x@${t.domain}`]);
   assert.equal(code, 2);
   assert.match(stderr, /--from/);
 });

@@ -2,13 +2,13 @@
 // serves, and stops cleanly (exit 0) on SIGTERM; a second start on the same data dir does not
 // print the key again.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { spawnRavenctl } from '../helpers/ravenctl.js';
+import { firstJsonDocument, ravenctl, spawnRavenctl } from '../helpers/ravenctl.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'ravenctl-relay-'));
@@ -20,29 +20,11 @@ interface Started {
   exit: Promise<number | null>;
 }
 
-function start(args: string[]): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'cli/main.ts'), 'relay', 'start', ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: dataDir, NO_COLOR: '1', RAVEN_LOG_LEVEL: 'error' },
-  });
+async function start(args: string[]): Promise<Started> {
+  const child = spawnRavenctl(['relay', 'start', ...args], { env: { HOME: dataDir, RAVEN_LOG_LEVEL: 'error' } });
   const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`relay did not start:\n${stdout}\n${stderr}`)), 20_000);
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-      try {
-        const ready = JSON.parse(stdout) as Record<string, any>;
-        clearTimeout(timer);
-        resolve({ child, ready, exit });
-      } catch {
-        // not a whole document yet
-      }
-    });
-    void exit.then((code) => reject(new Error(`relay exited ${code}:\n${stdout}\n${stderr}`)));
-  });
+  const ready = (await firstJsonDocument(child)) as Record<string, any>;
+  return { child, ready, exit };
 }
 
 describe('ravenctl relay start', () => {
@@ -74,9 +56,8 @@ describe('ravenctl relay start', () => {
 
   test('human output names HTTP, SMTP and Data', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ravenctl-relay-human-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'cli/main.ts'), 'relay', 'start', '--data-dir', dir, '--port', '0', '--smtp-port', '0', '--admin-token', 'given-token', '--no-json'], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: dir, NO_COLOR: '1', RAVEN_LOG_LEVEL: 'error' },
+    const child = spawnRavenctl(['relay', 'start', '--data-dir', dir, '--port', '0', '--smtp-port', '0', '--admin-token', 'given-token', '--no-json'], {
+      env: { HOME: dir, RAVEN_LOG_LEVEL: 'error' },
     });
     const exit = new Promise<number | null>((resolve) => child.on('close', resolve));
     let stdout = '';
@@ -132,8 +113,7 @@ describe('ravenctl relay start', () => {
   });
 
   test('a bad flag value is a usage error (exit 2)', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'cli/main.ts'), 'relay', 'start', '--port', 'http'], { cwd: root });
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const { code } = await ravenctl(['relay', 'start', '--port', 'http']);
     assert.equal(code, 2);
   });
 });

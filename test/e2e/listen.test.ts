@@ -2,19 +2,17 @@
 // secret, forwards each event signed with it to a local receiver, survives a relay restart, and
 // exits 130 on Ctrl-C.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { startRelay, type Relay } from '../../relay/app.js';
 import { verifyWebhook } from '../../sdk/webhooks.js';
+import { spawnRavenctl } from '../helpers/ravenctl.js';
 import { ADMIN_TOKEN, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 interface Received {
   headers: http.IncomingHttpHeaders;
@@ -30,11 +28,8 @@ interface Cli {
 }
 
 function startCli(args: string[], env: Record<string, string> = {}): Cli {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, NO_COLOR: '1', RAVEN_API_KEY: '', RAVEN_BASE_URL: '', XDG_CONFIG_HOME: path.join(tmpdir(), 'raven-listen-no-config'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnRavenctl(args, { env: { XDG_CONFIG_HOME: path.join(tmpdir(), 'raven-listen-no-config'), ...env } });
+  child.stdin.end();
   let out = '';
   let err = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));

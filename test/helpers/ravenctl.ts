@@ -13,17 +13,25 @@ export interface RavenctlRun {
 
 export interface RavenctlOptions {
   cwd?: string;
-  env?: Record<string, string>;
+  env?: NodeJS.ProcessEnv;
   input?: string | Buffer;
 }
 
+/** The command line that runs ravenctl: node, then its arguments (for a wrapper such as `script`). */
+export function ravenctlCommand(args: string[]): [string, ...string[]] {
+  // tsx by absolute URL: from another directory it would not be found.
+  return [process.execPath, '--import', import.meta.resolve('tsx'), `${root}cli/main.ts`, ...args];
+}
+
+/** The environment ravenctl runs with: only what is given, so the user's RAVEN_* never leak in. */
+export function ravenctlEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  // The repository's tsconfig by path: the SDK's package name maps to its sources through it.
+  return { PATH: process.env.PATH ?? '', NO_COLOR: '1', TSX_TSCONFIG_PATH: `${root}tsconfig.json`, ...env };
+}
+
 export function spawnRavenctl(args: string[], options: RavenctlOptions = {}): ChildProcessWithoutNullStreams {
-  // tsx by absolute URL and the repository's tsconfig by path: from another directory neither
-  // would be found (and the SDK's package name maps to its sources through that tsconfig).
-  return spawn(process.execPath, ['--import', import.meta.resolve('tsx'), `${root}cli/main.ts`, ...args], {
-    cwd: options.cwd ?? root,
-    env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', TSX_TSCONFIG_PATH: `${root}tsconfig.json`, ...options.env },
-  });
+  const [node, ...nodeArgs] = ravenctlCommand(args);
+  return spawn(node, nodeArgs, { cwd: options.cwd ?? root, env: ravenctlEnv(options.env) });
 }
 
 export function ravenctl(args: string[], options: RavenctlOptions = {}): Promise<RavenctlRun> {

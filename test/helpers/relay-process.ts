@@ -1,10 +1,7 @@
 // Runs the relay as a real child process (`ravenctl relay start --json` through tsx), so a test can
 // kill -9 it and start it again on the same data directory.
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import type { ChildProcess } from 'node:child_process';
+import { spawnRavenctl } from './ravenctl.js';
 
 export interface RelayProcess {
   child: ChildProcess;
@@ -29,7 +26,6 @@ export interface RelayProcessOptions {
 
 export function startRelayProcess(options: RelayProcessOptions): Promise<RelayProcess> {
   const args = [
-    '--import', 'tsx', path.join(root, 'cli/main.ts'),
     'relay', 'start',
     '--data-dir', options.dataDir,
     '--port', '0',
@@ -41,7 +37,8 @@ export function startRelayProcess(options: RelayProcessOptions): Promise<RelayPr
   ];
   const env: NodeJS.ProcessEnv = { ...process.env, RAVEN_LOG_LEVEL: 'error' };
   for (const name of Object.keys(env)) if (name.startsWith('RAVEN_') && name !== 'RAVEN_LOG_LEVEL') delete env[name];
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnRavenctl(args, { env });
+  child.stdin.end();
   let stdout = '';
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
