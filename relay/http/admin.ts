@@ -1,11 +1,11 @@
 // /admin/v1: the dashboard's operations on tenancy, and the test clock.
-import { createDnsChecker } from '../domain/dns-check.js';
 import { asBody } from '../domain/admin-body.js';
 import { createKey, listKeys, revokeKey } from '../domain/api-keys.js';
+import { createDnsChecker } from '../domain/dns-check.js';
 import { createProject, listProjects } from '../domain/projects.js';
+import { workspaceUsage } from '../domain/quota.js';
 import { connectDomain, listDomains, verifyDomain } from '../domain/sending-domains.js';
 import { addSuppression, listSuppressions, removeSuppression } from '../domain/suppressions.js';
-import * as tenancy from '../domain/tenancy.js';
 import { activateWorkspace, createWorkspace, listWorkspaces } from '../domain/workspaces.js';
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
@@ -63,7 +63,7 @@ export function adminRoutes(s: RelayServices): Route[] {
       await removeSuppression(s, p(ctx, 'workspace_id'), p(ctx, 'email'));
       return noContent();
     }),
-    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/usage', async (ctx) => ok(await tenancy.usage(s, p(ctx, 'workspace_id')))),
+    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/usage', async (ctx) => ok(await workspaceUsage(s, p(ctx, 'workspace_id')))),
     adminRoute(s, 'GET', '/admin/v1/clock', async () => {
       requireTestClock(s);
       return ok(clockView(s));
