@@ -3,6 +3,7 @@
 import { Resolver } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_IDEMPOTENCY_RETENTION_DAYS } from './domain/idempotency.js';
 import { SPEC_MAX_RECIPIENTS } from './domain/send-request.js';
 
 export interface SmtpUpstreamConfig {
@@ -157,7 +158,7 @@ export function defaultConfig(): RelayConfig {
       testKeyMonthlyRecipients: 1000,
       workspaceMonthlyRecipients: 5000,
       bodyRetentionDays: 7,
-      idempotencyRetentionDays: 7,
+      idempotencyRetentionDays: DEFAULT_IDEMPOTENCY_RETENTION_DAYS,
       // A 10 MiB JSON request can grow by base64/quoted-printable encoding; 25 MiB leaves room for it.
       smtpMaxMessageBytes: 25 * 1024 * 1024,
       smtpMaxClients: 100,

@@ -1,6 +1,11 @@
 // /admin/v1: the dashboard's operations on tenancy, and the test clock.
+import { createKey, listKeys, revokeKey } from '../domain/api-keys.js';
 import { createDnsChecker } from '../domain/dns-check.js';
-import * as tenancy from '../domain/tenancy.js';
+import { createProject, listProjects } from '../domain/projects.js';
+import { workspaceUsage } from '../domain/quota.js';
+import { connectDomain, listDomains, verifyDomain } from '../domain/sending-domains.js';
+import { addSuppression, listSuppressions, removeSuppression } from '../domain/suppressions.js';
+import { activateWorkspace, createWorkspace, listWorkspaces } from '../domain/workspaces.js';
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
 import { addToSetting, CLOCK_OFFSET_SETTING } from '../storage/settings.js';
@@ -14,33 +19,33 @@ export function adminHandlers(s: RelayServices) {
   const noContent = () => ({ status: 204 });
 
   return {
-    createWorkspace: async (ctx) => created(await tenancy.createWorkspace(s, await adminBody(ctx))),
-    listWorkspaces: async () => ok(await tenancy.listWorkspaces(s)),
-    activateWorkspace: async (ctx) => ok(await tenancy.activateWorkspace(s, p(ctx, 'workspace_id'))),
+    createWorkspace: async (ctx) => created(await createWorkspace(s, await adminBody(ctx))),
+    listWorkspaces: async () => ok(await listWorkspaces(s)),
+    activateWorkspace: async (ctx) => ok(await activateWorkspace(s, p(ctx, 'workspace_id'))),
     createProject: async (ctx) =>
-      created(await tenancy.createProject(s, p(ctx, 'workspace_id'), await adminBody(ctx))),
-    listProjects: async (ctx) => ok(await tenancy.listProjects(s, p(ctx, 'workspace_id'))),
+      created(await createProject(s, p(ctx, 'workspace_id'), await adminBody(ctx))),
+    listProjects: async (ctx) => ok(await listProjects(s, p(ctx, 'workspace_id'))),
     connectDomain: async (ctx) =>
-      created(await tenancy.connectDomain(s, p(ctx, 'project_id'), await adminBody(ctx))),
-    listDomains: async (ctx) => ok(await tenancy.listDomains(s, p(ctx, 'project_id'))),
+      created(await connectDomain(s, p(ctx, 'project_id'), await adminBody(ctx))),
+    listDomains: async (ctx) => ok(await listDomains(s, p(ctx, 'project_id'))),
     verifyDomain: async (ctx) =>
-      ok(await tenancy.verifyDomain(s, p(ctx, 'domain_id'), await adminBody(ctx), checkDns)),
+      ok(await verifyDomain(s, p(ctx, 'domain_id'), await adminBody(ctx), checkDns)),
     createKey: async (ctx) =>
-      created(await tenancy.createKey(s, p(ctx, 'project_id'), await adminBody(ctx))),
-    listKeys: async (ctx) => ok(await tenancy.listKeys(s, p(ctx, 'project_id'))),
+      created(await createKey(s, p(ctx, 'project_id'), await adminBody(ctx))),
+    listKeys: async (ctx) => ok(await listKeys(s, p(ctx, 'project_id'))),
     revokeKey: async (ctx) => {
-      await tenancy.revokeKey(s, p(ctx, 'key_id'));
+      await revokeKey(s, p(ctx, 'key_id'));
       return noContent();
     },
     listSuppressions: async (ctx) =>
-      ok(await tenancy.listSuppressions(s, p(ctx, 'workspace_id'))),
+      ok(await listSuppressions(s, p(ctx, 'workspace_id'))),
     addSuppression: async (ctx) =>
-      created(await tenancy.addSuppression(s, p(ctx, 'workspace_id'), await adminBody(ctx))),
+      created(await addSuppression(s, p(ctx, 'workspace_id'), await adminBody(ctx))),
     removeSuppression: async (ctx) => {
-      await tenancy.removeSuppression(s, p(ctx, 'workspace_id'), p(ctx, 'email'));
+      await removeSuppression(s, p(ctx, 'workspace_id'), p(ctx, 'email'));
       return noContent();
     },
-    usage: async (ctx) => ok(await tenancy.usage(s, p(ctx, 'workspace_id'))),
+    usage: async (ctx) => ok(await workspaceUsage(s, p(ctx, 'workspace_id'))),
     clock: async () => {
       requireTestClock(s);
       return ok(clockView(s));

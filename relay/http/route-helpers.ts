@@ -1,7 +1,7 @@
 // Who may call a route, put in front of its handler by the route table (routes.ts), so no handler
 // forgets it; and the small request-reading helpers the admin handlers share.
 import { authenticateKey, type KeyPrincipal } from '../domain/auth.js';
-import * as tenancy from '../domain/tenancy.js';
+import { asBody } from '../domain/admin-body.js';
 import type { RelayServices } from '../services.js';
 import { authenticateAdminRequest } from './admin-auth.js';
 import type { Reply, RequestContext } from './context.js';
@@ -29,7 +29,7 @@ const ADMIN_BODY_LIMIT = 64 * 1024;
 export async function adminBody(ctx: RequestContext): Promise<Record<string, unknown>> {
   const raw = await ctx.readBody(ADMIN_BODY_LIMIT);
   if (raw.length === 0) return {};
-  return tenancy.asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
+  return asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
 }
 
 /** A path parameter the route table guarantees. */

@@ -12,6 +12,7 @@ import { signingKeyFor, signWithDomainKey } from '../delivery/dkim.js';
 import { buildOutboundMessage, senderDomain } from '../delivery/mime.js';
 import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
 import { inAdmissionBurst } from '../domain/admission.js';
+import { forgetExpiredIdempotencyKeys } from '../domain/idempotency.js';
 import {
   PENDING_STATUSES,
   recordDeliveryResults,
@@ -26,7 +27,6 @@ import type { Queryable, WriteBatch } from '../storage/db.js';
 import { loadDispatchBatch, type DispatchBatch } from '../storage/dispatch.js';
 import { claimJobs, hasDueJob, recipientsHandedOverSince, releaseJobs, runningJobs, type ClaimedJob, type JobChange } from '../storage/jobs.js';
 import { deletePendingComplaintsBefore, eraseBodiesTerminalBefore } from '../storage/emails.js';
-import { deleteExpiredIdempotencyKeys } from '../storage/idempotency.js';
 import { deleteSinkAttemptsBefore } from '../storage/sink-attempts.js';
 import { retryDelaySeconds } from './backoff.js';
 import { ProviderLimits } from './provider-limits.js';
@@ -93,7 +93,7 @@ export async function runMaintenance(services: RelayServices): Promise<{ erased:
   const cutoff = new Date(nowMs - services.config.limits.bodyRetentionDays * 86_400_000).toISOString();
   return services.db.write(async (tx) => {
     const erased = await eraseBodiesTerminalBefore(tx, cutoff, now);
-    const expiredKeys = await deleteExpiredIdempotencyKeys(tx, now);
+    const expiredKeys = await forgetExpiredIdempotencyKeys(tx, now);
     // The sink's bookkeeping for simulations only matters while an email is being retried.
     await deleteSinkAttemptsBefore(tx, cutoff);
     await deletePendingComplaintsBefore(tx, cutoff);
