@@ -8,7 +8,7 @@ import { ApiError } from '../errors.js';
 import type { RelayServices } from '../services.js';
 import { keyScope, keyUsageInWorkspace, usedInMonth, workspaceScope } from '../storage/usage.js';
 import type { KeyPrincipal } from './auth.js';
-import { findWorkspace } from './tenancy.js';
+import { findWorkspace } from './workspaces.js';
 
 /** The counters a key's admissions are charged to: its workspace's and its own. */
 export const chargedScopes = (key: Pick<KeyPrincipal, 'workspaceId' | 'keyId'>) => [workspaceScope(key.workspaceId), keyScope(key.keyId)];

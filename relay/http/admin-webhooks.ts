@@ -1,6 +1,6 @@
 // /admin/v1 webhook endpoints (the dashboard's operations): create (the signing secret is shown
 // once and stored sealed), list, delete, and the delivery attempts of one endpoint.
-import * as tenancy from '../domain/tenancy.js';
+import { asBody } from '../domain/admin-body.js';
 import { EVENT_TYPES, type EventType } from '../domain/timeline.js';
 import { ApiError, validationError, type ErrorDetail } from '../errors.js';
 import { newId, newSecret } from '../ids.js';
@@ -117,7 +117,7 @@ async function listDeliveries(s: RelayServices, webhookId: string) {
 async function adminBody(ctx: RequestContext): Promise<Record<string, unknown>> {
   const raw = await ctx.readBody(ADMIN_BODY_LIMIT);
   if (raw.length === 0) return {};
-  return tenancy.asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
+  return asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
 }
 
 export function adminWebhookRoutes(s: RelayServices): Route[] {
