@@ -5,9 +5,9 @@
 // storage/idempotency.ts; admission.ts decides when this rule is consulted.
 import { createHash } from 'node:crypto';
 import { ApiError, validationError } from '../errors.js';
-import { canonicalJson } from '../http/strict-json.js';
 import type { Queryable } from '../storage/db.js';
 import { deleteExpiredIdempotencyKeys, type RememberedRow } from '../storage/idempotency.js';
+import { canonicalJson } from './canonical-json.js';
 
 /** Days a result is remembered by default (`limits.idempotencyRetentionDays`); the contract asks for at least one. */
 export const DEFAULT_IDEMPOTENCY_RETENTION_DAYS = 7;
