@@ -128,7 +128,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       keyUse: new KeyUse(db, clock, log),
       metrics: new Metrics(),
       adminToken: admin.value,
-      sessions: new DashboardSessions(),
+      sessions: new DashboardSessions(db, admin.value),
       health: { database: true, http: false, smtp: false, worker: false },
     };
 
@@ -177,10 +177,11 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       smtp_tls: smtpTls ? (smtpTls.implicit ? 'implicit' : 'starttls') : 'off',
       data_dir: config.dataDir,
     });
+    const signinNonce = await services.sessions.createSigninLink();
     let stopping: Promise<void> | undefined;
     return {
       httpUrl: http.url,
-      dashboardUrl: `${http.url}/#signin=${services.sessions.createSigninLink()}`,
+      dashboardUrl: `${http.url}/#signin=${signinNonce}`,
       smtpHost: sink.host,
       smtpPort: sink.port,
       adminToken: admin.value,

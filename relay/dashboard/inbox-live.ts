@@ -28,7 +28,7 @@ export function createInboxLive(services: RelayServices): InboxLive {
   const upgrade: UpgradeHandler = async ({ req, socket, head }) => {
     if (closing) throw new ApiError('service_unavailable', 'The relay is shutting down; retry after 1 second.', { retryAfter: 1 });
     const sessionId = sessionIdFromCookie(req.headers.cookie);
-    if (sessionId === undefined || !services.sessions.find(sessionId)) throw new ApiError('unauthorized', 'Not signed in to the dashboard.');
+    if (sessionId === undefined || !(await services.sessions.find(sessionId))) throw new ApiError('unauthorized', 'Not signed in to the dashboard.');
     // Browsers send Origin on every WebSocket handshake: only our own pages may open this one.
     let origin: string | undefined;
     try {

@@ -1,9 +1,13 @@
 // Dashboard sessions: the admin token (or a one-time sign-in link) is exchanged for a random
-// session id kept in an HttpOnly, SameSite=Strict cookie. Only SHA-256 digests of session ids
-// and link nonces are kept, in memory: a restart signs everyone out, and prints a new link.
-// Each session has its own CSRF token, which every state-changing request must echo in a header.
-import { randomBytes } from 'node:crypto';
+// session id kept in an HttpOnly, SameSite=Strict cookie. Sessions and links live in the database
+// (relay/storage/dashboard-sessions.ts), as SHA-256 digests only, so every relay sharing it honours
+// them and a restart keeps people signed in; a session ends at sign-out, after SESSION_TTL_MS, or
+// when the admin token changes. Each session has its own CSRF token, which every state-changing
+// request must echo in a header; it is derived from the session id, so it is never stored.
+import { createHash, randomBytes } from 'node:crypto';
 import { constantTimeEqual, hashSecret } from '../secrets.js';
+import type { Db } from '../storage/db.js';
+import { deleteExpired, deleteSession, findSession, insertSession, insertSigninLink, takeSigninLink } from '../storage/dashboard-sessions.js';
 
 export const SESSION_COOKIE = 'raven_session';
 export const CSRF_HEADER = 'x-raven-csrf';
@@ -11,63 +15,57 @@ export const CSRF_HEADER = 'x-raven-csrf';
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 /** The sign-in link printed at start works once, for this long. */
 export const SIGNIN_LINK_TTL_MS = 15 * 60 * 1000;
-/** Beyond this, the oldest sessions are dropped (a bound on memory, not a limit anyone should meet). */
-const MAX_SESSIONS = 10_000;
 
 export interface DashboardSession {
   csrfToken: string;
   expiresAt: number;
 }
 
-export class DashboardSessions {
-  private readonly sessions = new Map<string, DashboardSession>();
-  private readonly links = new Map<string, number>();
+/** The CSRF token of a session: only the holder of the session id can compute it. */
+function csrfTokenOf(id: string): string {
+  return createHash('sha256').update(`raven-csrf\0${id}`, 'utf8').digest('base64url');
+}
 
-  constructor(private readonly now: () => number = Date.now) {}
+export class DashboardSessions {
+  private readonly adminTokenHash: string;
+
+  constructor(
+    private readonly db: Db,
+    adminToken: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.adminTokenHash = hashSecret(adminToken);
+  }
 
   /** A new one-time sign-in nonce (for the URL fragment, which never reaches a server log or a Referer). */
-  createSigninLink(): string {
+  async createSigninLink(): Promise<string> {
     const nonce = randomBytes(24).toString('base64url');
-    this.links.set(hashSecret(nonce), this.now() + SIGNIN_LINK_TTL_MS);
+    await this.db.write((tx) => insertSigninLink(tx, hashSecret(nonce), this.now() + SIGNIN_LINK_TTL_MS));
     return nonce;
   }
 
-  /** True once per link, within its lifetime. */
-  redeemSigninLink(nonce: string): boolean {
-    const digest = hashSecret(nonce);
-    const expiresAt = this.links.get(digest);
-    this.links.delete(digest);
-    return expiresAt !== undefined && expiresAt > this.now();
+  /** True once per link, within its lifetime, whichever relay redeems it. */
+  redeemSigninLink(nonce: string): Promise<boolean> {
+    return this.db.write((tx) => takeSigninLink(tx, hashSecret(nonce), this.now()));
   }
 
-  create(): { id: string; session: DashboardSession } {
-    this.dropExpired();
-    if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+  async create(): Promise<{ id: string; session: DashboardSession }> {
     const id = randomBytes(32).toString('base64url');
-    const session = { csrfToken: randomBytes(24).toString('base64url'), expiresAt: this.now() + SESSION_TTL_MS };
-    this.sessions.set(hashSecret(id), session);
-    return { id, session };
+    const expiresAt = this.now() + SESSION_TTL_MS;
+    await this.db.write(async (tx) => {
+      await deleteExpired(tx, this.now());
+      await insertSession(tx, hashSecret(id), this.adminTokenHash, expiresAt);
+    });
+    return { id, session: { csrfToken: csrfTokenOf(id), expiresAt } };
   }
 
-  find(id: string): DashboardSession | undefined {
-    const digest = hashSecret(id);
-    const session = this.sessions.get(digest);
-    if (!session) return undefined;
-    if (session.expiresAt <= this.now()) {
-      this.sessions.delete(digest);
-      return undefined;
-    }
-    return session;
+  async find(id: string): Promise<DashboardSession | undefined> {
+    const expiresAt = await findSession(this.db, hashSecret(id), this.adminTokenHash, this.now());
+    return expiresAt === undefined ? undefined : { csrfToken: csrfTokenOf(id), expiresAt };
   }
 
-  end(id: string): void {
-    this.sessions.delete(hashSecret(id));
-  }
-
-  private dropExpired(): void {
-    const now = this.now();
-    for (const [digest, session] of this.sessions) if (session.expiresAt <= now) this.sessions.delete(digest);
-    for (const [digest, expiresAt] of this.links) if (expiresAt <= now) this.links.delete(digest);
+  async end(id: string): Promise<void> {
+    await this.db.write((tx) => deleteSession(tx, hashSecret(id)));
   }
 }
 

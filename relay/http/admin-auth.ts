@@ -8,22 +8,22 @@ import type { RelayServices } from '../services.js';
 import { CSRF_HEADER, csrfMatches, sessionIdFromCookie, type DashboardSession } from '../dashboard/sessions.js';
 import type { RequestContext } from './context.js';
 
-export function authenticateAdminRequest(s: RelayServices, ctx: RequestContext): void {
+export async function authenticateAdminRequest(s: RelayServices, ctx: RequestContext): Promise<void> {
   const authorization = ctx.singleHeader('authorization');
   const sessionId = sessionIdFromCookie(ctx.req.headers.cookie);
   if (authorization !== undefined || sessionId === undefined) {
     authenticateAdmin(s.adminToken, authorization);
     return;
   }
-  const session = s.sessions.find(sessionId);
+  const session = await s.sessions.find(sessionId);
   if (!session) throw new ApiError('unauthorized', 'The dashboard session has ended; sign in again.');
   if (ctx.req.method !== 'GET') requireSameOrigin(ctx, session);
 }
 
 /** The session of a cookie-carrying request, or undefined (for the session endpoints themselves). */
-export function currentSession(s: RelayServices, ctx: RequestContext): { id: string; session: DashboardSession } | undefined {
+export async function currentSession(s: RelayServices, ctx: RequestContext): Promise<{ id: string; session: DashboardSession } | undefined> {
   const id = sessionIdFromCookie(ctx.req.headers.cookie);
-  const session = id === undefined ? undefined : s.sessions.find(id);
+  const session = id === undefined ? undefined : await s.sessions.find(id);
   return id !== undefined && session ? { id, session } : undefined;
 }
 

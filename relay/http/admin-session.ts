@@ -26,11 +26,11 @@ export function adminSessionHandlers(s: RelayServices) {
       }
       if (token !== undefined && typeof token !== 'string') throw validationError([{ field: 'token', message: 'must be a string' }]);
       if (link !== undefined && typeof link !== 'string') throw validationError([{ field: 'signin_link', message: 'must be a string' }]);
-      const accepted = typeof token === 'string' ? constantTimeEqual(token, s.adminToken) : s.sessions.redeemSigninLink(link as string);
+      const accepted = typeof token === 'string' ? constantTimeEqual(token, s.adminToken) : await s.sessions.redeemSigninLink(link as string);
       if (!accepted) {
         throw new ApiError('unauthorized', typeof token === 'string' ? 'That is not the admin token.' : 'The sign-in link has expired or was already used.');
       }
-      const { id, session } = s.sessions.create();
+      const { id, session } = await s.sessions.create();
       s.log.info('http', 'dashboard sign-in', { request_id: ctx.requestId, by: typeof token === 'string' ? 'token' : 'link' });
       return {
         status: 201,
@@ -39,15 +39,15 @@ export function adminSessionHandlers(s: RelayServices) {
       };
     },
     current: async (ctx) => {
-      const current = currentSession(s, ctx);
+      const current = await currentSession(s, ctx);
       if (!current) throw new ApiError('unauthorized', 'Not signed in to the dashboard.');
       return { status: 200, body: sessionView(current.session), headers: { 'Cache-Control': 'no-store' } };
     },
     signOut: async (ctx) => {
-      const current = currentSession(s, ctx);
+      const current = await currentSession(s, ctx);
       if (current) {
         requireSameOrigin(ctx, current.session);
-        s.sessions.end(current.id);
+        await s.sessions.end(current.id);
       }
       return { status: 204, headers: { 'Set-Cookie': clearedSessionCookie() } };
     },

@@ -18,7 +18,7 @@ export function withApiKey(services: RelayServices, handler: KeyHandler): Handle
 /** The admin token or a dashboard session (with its CSRF checks) must authenticate first. */
 export function withAdmin(services: RelayServices, handler: Handler): Handler {
   return async (ctx) => {
-    authenticateAdminRequest(services, ctx);
+    await authenticateAdminRequest(services, ctx);
     return handler(ctx);
   };
 }

@@ -86,7 +86,7 @@ export async function startHarness(
     keyUse: new KeyUse(db, clock, createLogger('error')),
     metrics: new Metrics(),
     adminToken: 'harness-admin-token',
-    sessions: new DashboardSessions(),
+    sessions: new DashboardSessions(db, 'harness-admin-token'),
     health: { database: true, http: false, smtp: false, worker: false },
   };
   const boot = (await bootstrapIfEmpty(services))!;

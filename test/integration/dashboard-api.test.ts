@@ -1,7 +1,11 @@
 // The JSON endpoints the dashboard adds (openapi.yaml, tag dashboard), through the contract proxy
 // so every answer is checked against the spec; the session cookie's rules without a browser.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { startRelay, type Relay } from '../../relay/app.js';
 import { composeMessage } from '../helpers/mime.js';
 import { smtpSendOnce } from '../helpers/smtp-send.js';
 import { ADMIN_TOKEN, call, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
@@ -133,5 +137,44 @@ describe('dashboard API', () => {
     assert.equal(out.status, 204);
     assert.match(out.headers.get('set-cookie')!, /Max-Age=0/);
     assert.equal((await call(t.url, 'GET', '/admin/v1/workspaces', { headers: { cookie } })).status, 401);
+  });
+});
+
+describe('dashboard sessions live in the database', () => {
+  const signIn = async (url: string, body: Record<string, string>) => {
+    const res = await call(url, 'POST', '/admin/v1/session', { body });
+    return { status: res.status, cookie: res.headers.get('set-cookie')?.split(';')[0] };
+  };
+  const sessionStatus = async (url: string, cookie: string) => (await call(url, 'GET', '/admin/v1/session', { headers: { cookie } })).status;
+
+  it('outlive a restart, as does the printed sign-in link (once), and end when the admin token changes', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'raven-sessions-'));
+    const restart = (adminToken: string): Promise<Relay> =>
+      startRelay({ flags: { dataDir, database: first.relay.config.database, port: 0, smtpPort: 0, adminToken, logLevel: 'error' }, env: {} });
+    const first = await startTestRelay({ dataDir });
+    try {
+      const { status, cookie } = await signIn(first.url, { token: ADMIN_TOKEN });
+      assert.equal(status, 201);
+      const link = new URL(first.relay.dashboardUrl).hash.replace('#signin=', '');
+      await first.stop();
+
+      const second = await restart(ADMIN_TOKEN);
+      try {
+        assert.equal(await sessionStatus(second.httpUrl, cookie!), 200, 'still signed in after the restart');
+        assert.equal((await signIn(second.httpUrl, { signin_link: link })).status, 201, "the first start's link works on the second");
+        assert.equal((await signIn(second.httpUrl, { signin_link: link })).status, 401, 'once');
+      } finally {
+        await second.stop();
+      }
+
+      const third = await restart('a-new-admin-token-0123456789abcdef');
+      try {
+        assert.equal(await sessionStatus(third.httpUrl, cookie!), 401, 'a new admin token signs everyone out');
+      } finally {
+        await third.stop();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });

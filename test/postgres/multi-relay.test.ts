@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startReceiver, type Receiver } from '../integration/webhooks-helpers.js';
-import { inParallel, startCluster, waitFor, type Cluster } from './cluster.js';
+import { call } from '../helpers/start-relay.js';
+import { ADMIN_TOKEN, inParallel, startCluster, waitFor, type Cluster } from './cluster.js';
 
 describe('three relays on one database', () => {
   let cluster: Cluster;
@@ -87,6 +88,33 @@ describe('three relays on one database', () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+describe('dashboard sessions across relays', () => {
+  let cluster: Cluster;
+  before(async () => {
+    cluster = await startCluster({ relays: 3 });
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  test('a session opened on one relay works on the others and ends on all at sign-out; a printed link works once anywhere', async () => {
+    const [a, b, c] = cluster.relays.map((r) => r.httpUrl) as [string, string, string];
+    const signedIn = await call(a, 'POST', '/admin/v1/session', { body: { token: ADMIN_TOKEN } });
+    assert.equal(signedIn.status, 201, signedIn.text);
+    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+    const csrf = signedIn.body.csrf_token as string;
+    const created = await call(b, 'POST', '/admin/v1/workspaces', { headers: { cookie, 'x-raven-csrf': csrf }, body: { name: 'via relay b' } });
+    assert.equal(created.status, 201, 'relay b honours the session and its CSRF token');
+    assert.equal((await call(c, 'DELETE', '/admin/v1/session', { headers: { cookie, 'x-raven-csrf': csrf } })).status, 204);
+    for (const url of [a, b, c]) assert.equal((await call(url, 'GET', '/admin/v1/session', { headers: { cookie } })).status, 401);
+
+    // The link relay a printed at start, redeemed through relay c: once.
+    const link = new URL(String(cluster.relays[0]!.ready.dashboard_url)).hash.replace('#signin=', '');
+    assert.equal((await call(c, 'POST', '/admin/v1/session', { body: { signin_link: link } })).status, 201);
+    assert.equal((await call(b, 'POST', '/admin/v1/session', { body: { signin_link: link } })).status, 401);
   });
 });
 
