@@ -1,5 +1,5 @@
 // Filling a relay's database with delivered-looking emails, for the reads and memory figures.
-import type { Bootstrap } from '../relay/domain/tenancy.js';
+import type { Bootstrap } from '../relay/domain/first-run.js';
 import type { Db } from '../relay/storage/db.js';
 import { EMAIL_COLUMNS } from '../relay/storage/emails.js';
 import { insertRows } from '../relay/storage/rows.js';

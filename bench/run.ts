@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
-import type { Bootstrap } from '../relay/domain/tenancy.js';
+import type { Bootstrap } from '../relay/domain/first-run.js';
 import { openDatabase } from '../relay/storage/db.js';
 import { fillEmails } from './fill.js';
 import { benchPostgres } from './postgres.js';

@@ -8,7 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sqlite3 from 'sqlite3';
-import type { Bootstrap } from '../relay/domain/tenancy.js';
+import type { Bootstrap } from '../relay/domain/first-run.js';
 
 const kind = process.argv[2];
 const dataDir = process.argv[3];

@@ -12,7 +12,7 @@ import { KeyUse } from './domain/key-use.js';
 import { DashboardSessions } from './dashboard/sessions.js';
 import { startDomainRecheck } from './domain/domain-recheck.js';
 import { RateLimiter } from './domain/rate-limits.js';
-import { bootstrapIfEmpty, type Bootstrap } from './domain/tenancy.js';
+import { bootstrapIfEmpty, type Bootstrap } from './domain/first-run.js';
 import { startHttpServer } from './http/server.js';
 import { createLogger } from './log.js';
 import { Metrics } from './metrics.js';

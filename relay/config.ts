@@ -3,6 +3,8 @@
 import { Resolver } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_IDEMPOTENCY_RETENTION_DAYS } from './domain/idempotency.js';
+import { SPEC_MAX_RECIPIENTS } from './domain/send-request.js';
 
 export interface SmtpUpstreamConfig {
   host: string;
@@ -149,14 +151,14 @@ export function defaultConfig(): RelayConfig {
     logLevel: 'info',
     limits: {
       maxRequestBytes: 10 * 1024 * 1024,
-      maxRecipients: 50,
+      maxRecipients: SPEC_MAX_RECIPIENTS,
       keyPerSecond: 100,
       workspacePerSecond: 200,
       testKeyPerMinute: 15,
       testKeyMonthlyRecipients: 1000,
       workspaceMonthlyRecipients: 5000,
       bodyRetentionDays: 7,
-      idempotencyRetentionDays: 7,
+      idempotencyRetentionDays: DEFAULT_IDEMPOTENCY_RETENTION_DAYS,
       // A 10 MiB JSON request can grow by base64/quoted-printable encoding; 25 MiB leaves room for it.
       smtpMaxMessageBytes: 25 * 1024 * 1024,
       smtpMaxClients: 100,

@@ -9,7 +9,7 @@ import { addHelp, AUTH_CODES, collect, parseIntegerOption } from '../help.js';
 import { readFileOrStdin } from '../io.js';
 import { renderFields, shellWord, statusStyle } from '../output.js';
 import { isTerminal, renderEmailDetail } from '../render.js';
-import { collectPairs, mailboxProblem, subjectProblem, validateSendBody, validIdempotencyKey, type SendBody } from '../send-request.js';
+import { collectPairs, mailboxProblem, subjectProblems, validateSendBody, validIdempotencyKey, type SendBody } from '../send-request.js';
 
 interface Options {
   from?: string;
@@ -120,7 +120,7 @@ async function buildBody(ctx: RunContext, opts: Options): Promise<SendBody> {
     });
     to = splitRecipients(answer);
   }
-  const subject = await ctx.ask.text(opts.subject, '--subject', 'Subject', (v) => subjectProblem(v) ?? true);
+  const subject = await ctx.ask.text(opts.subject, '--subject', 'Subject', (v) => subjectProblems(v)[0] ?? true);
   if (!text && !html) {
     if (!ctx.ask.interactive) {
       throw new UsageError('missing required option --text (or --html, --text-file, --html-file)', 'missing_option');

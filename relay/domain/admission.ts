@@ -7,21 +7,28 @@
 // decided in arrival order against that state and the requests before it in the batch, then one
 // multi-row INSERT per table. Every statement is a trip to the sqlite3 thread pool, so the cost
 // of a group no longer grows with a dozen trips per request.
-import { createHash } from 'node:crypto';
-import { nextUtcMonthStart, utcMonth } from '../clock.js';
+import { utcMonth } from '../clock.js';
 import { ApiError, validationError } from '../errors.js';
-import { canonicalJson } from '../http/strict-json.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
 import { verifiedDomainsOf } from '../storage/domains.js';
 import { insertEmails, insertRecipients } from '../storage/emails.js';
-import { idempotencyLock, insertIdempotencyRows, rememberedResults, type RememberedRow } from '../storage/idempotency.js';
+import { idempotencyLock, insertIdempotencyRows, rememberedResults } from '../storage/idempotency.js';
 import { insertReadyJobs, type NewJob } from '../storage/jobs.js';
 import { suppressionsOf } from '../storage/suppressions.js';
 import { readRateHits, writeRateHits, type RateWindowQuery } from '../storage/postgres/rate-hits.js';
-import { chargeUsage, keyScope, usageLock, usageOf, workspaceScope } from '../storage/usage.js';
+import { chargeUsage, usageLock, usageOf } from '../storage/usage.js';
 import type { KeyPrincipal } from './auth.js';
+import {
+  checkIdempotencyKey,
+  idempotencyScope,
+  idempotentBodyHash,
+  rememberedUntil,
+  replayRemembered,
+  type Remembered,
+} from './idempotency.js';
+import { chargeQuota, chargedScopes } from './quota.js';
 import { allRecipients, parseSendRequest, type SendRequest } from './send-request.js';
 import { announceEvents, recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
 
@@ -29,14 +36,6 @@ export interface AdmissionResult {
   status: 200 | 202;
   body: { id: string; status: 'queued'; test_mode: boolean } | { id: string; status: 'suppressed'; reason: string };
   replayed: boolean;
-}
-
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,128}$/;
-
-export function checkIdempotencyKey(value: string | undefined): void {
-  if (value !== undefined && !IDEMPOTENCY_KEY.test(value)) {
-    throw validationError([{ field: 'Idempotency-Key', message: 'must be 1 to 128 printable ASCII characters without spaces' }]);
-  }
 }
 
 export async function admitEmail(
@@ -48,7 +47,7 @@ export async function admitEmail(
   const parsed = parseSendRequest(body, services.config.limits);
   if (!parsed.ok) throw validationError(parsed.details);
   checkIdempotencyKey(idempotencyKey);
-  const bodyHash = idempotencyKey === undefined ? '' : createHash('sha256').update(canonicalJson(body)).digest('hex');
+  const bodyHash = idempotentBodyHash(idempotencyKey, body);
   const load = loadOf(services);
   if (++load.waiting >= BURST_WAITING) load.burstSeenAt = performance.now();
   const { result, events } = await services.db
@@ -73,9 +72,6 @@ interface Admitted {
   /** Empty for a replay: nothing new happened. */
   events: StoredEvent[];
 }
-
-/** An admission result as remembered under its Idempotency-Key. */
-type Remembered = Pick<RememberedRow, 'body_hash' | 'status_code' | 'response_json'>;
 
 // A burst: this many admissions waiting for their commit at once (at a steady few hundred a second
 // only a few wait at any moment). It lasts BURST_HOLD_MS after it was last seen: the count drops
@@ -115,13 +111,12 @@ function admissionBatch(services: RelayServices): WriteBatch<Admission, Admitted
 }
 
 const unique = <T>(xs: T[]) => [...new Set(xs)];
-const idempotencyScope = (projectId: string, key: string) => `${projectId}\n${key}`;
 const suppressionScope = (workspaceId: string, addressLc: string) => `${workspaceId}\n${addressLc}`;
 
 /** What the batch needs to know from the database, read once for all its admissions. */
 async function readState(tx: Queryable, items: Admission[], month: string) {
   const idempotencyKeys = items.flatMap((a) => (a.idempotencyKey === undefined ? [] : [[a.key.projectId, a.idempotencyKey] as const]));
-  const scopes = unique(items.flatMap((a) => [workspaceScope(a.key.workspaceId), keyScope(a.key.keyId)]));
+  const scopes = unique(items.flatMap((a) => chargedScopes(a.key)));
   // Across relays on one database, the keys and counters this batch decides on are its own until
   // it commits (taken in one order, so two batches never wait on each other).
   for (const name of unique([...idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key)), ...scopes.map(usageLock)]).sort()) {
@@ -222,12 +217,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
   const { key, request, idempotencyKey, bodyHash } = item;
   const idempotency = idempotencyKey === undefined ? undefined : idempotencyScope(key.projectId, idempotencyKey);
   const previous = idempotency === undefined ? undefined : state.remembered.get(idempotency);
-  if (previous) {
-    if (previous.body_hash !== bodyHash) {
-      throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request body.');
-    }
-    return { status: previous.status_code, body: JSON.parse(previous.response_json), replayed: true };
-  }
+  if (previous) return { ...replayRemembered<AdmissionResult['body']>(previous, bodyHash), replayed: true };
 
   const limited = services.rateLimiter.check(key, nowMs);
   if (limited) {
@@ -257,7 +247,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
   const reason = recipients
     .map((r) => state.suppressed.get(suppressionScope(key.workspaceId, r.mailbox.address.toLowerCase())))
     .find((r) => r !== undefined);
-  if (reason === undefined) chargeQuota(services, state, rows, key, recipients.length, nowMs);
+  if (reason === undefined) chargeQuota(services.config.limits, { used: state.used, charges: rows.charges }, key, recipients.length, nowMs);
 
   const now = new Date(nowMs).toISOString();
   const emailId = newId('em', nowMs);
@@ -273,7 +263,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
     rows.events.push({ email: ref, event: { type: 'email.suppressed', occurredAt: now, data: { reason } } });
   }
   if (idempotency !== undefined) {
-    const expires = new Date(nowMs + services.config.limits.idempotencyRetentionDays * 86_400_000).toISOString();
+    const expires = rememberedUntil(nowMs, services.config.limits.idempotencyRetentionDays);
     const remembered: Remembered = { body_hash: bodyHash, status_code: outcome.status, response_json: JSON.stringify(outcome.body) };
     rows.idempotency.push([key.projectId, idempotencyKey, bodyHash, emailId, outcome.status, remembered.response_json, now, expires]);
     // A later request of this batch with the same key is a replay of this one.
@@ -282,34 +272,6 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
   services.rateLimiter.record(key, nowMs);
   return outcome;
 }
-
-/** Check 11: refuse the whole request if it would pass a monthly cap; otherwise charge it. */
-function chargeQuota(services: RelayServices, state: BatchState, rows: BatchRows, key: KeyPrincipal, recipients: number, nowMs: number): void {
-  const { limits } = services.config;
-  const caps: Array<{ scope: string; limit: number; label: string }> = [
-    { scope: workspaceScope(key.workspaceId), limit: limits.workspaceMonthlyRecipients, label: 'workspace' },
-  ];
-  if (key.testMode) caps.push({ scope: keyScope(key.keyId), limit: limits.testKeyMonthlyRecipients, label: 'development key' });
-  for (const cap of caps) {
-    const used = state.used.get(cap.scope) ?? 0;
-    if (used + recipients > cap.limit) {
-      const resetMs = nextUtcMonthStart(nowMs);
-      const retryAfter = Math.max(1, Math.ceil((resetMs - nowMs) / 1000));
-      throw new ApiError(
-        'quota_exceeded',
-        `The monthly allowance of ${cap.limit} recipients for this ${cap.label} is used up (${used} used, ${recipients} requested); ` +
-          `it resets at ${new Date(resetMs).toISOString()}, in ${retryAfter} seconds.`,
-        { retryAfter },
-      );
-    }
-  }
-  // Live keys have no cap of their own, but their usage is still counted for the usage view.
-  for (const scope of [workspaceScope(key.workspaceId), keyScope(key.keyId)]) {
-    state.used.set(scope, (state.used.get(scope) ?? 0) + recipients);
-    rows.charges.set(scope, (rows.charges.get(scope) ?? 0) + recipients);
-  }
-}
-
 
 function addEmail(
   rows: BatchRows,

@@ -1,7 +1,7 @@
 // Checks a domain's published records over real DNS (node:dns), record by record, against the
 // configured resolvers (dns.servers) or the system's.
 import { Resolver } from 'node:dns/promises';
-import type { DnsRecord } from './tenancy.js';
+import type { DnsRecord } from 'raven-email-sdk';
 
 export interface DnsChecker {
   (records: DnsRecord[]): Promise<DnsRecord[]>;

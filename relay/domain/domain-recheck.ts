@@ -2,10 +2,11 @@
 // the same code as POST /admin/v1/domains/{id}/verify (verifyDomain), so the per-record statuses,
 // last_checked_at and verified_at are written the same way. "Due" is measured on the relay clock
 // from last_checked_at (advancing the test clock makes domains due); the sleeps are real time.
+import type { DnsRecord } from 'raven-email-sdk';
 import type { RelayServices } from '../services.js';
 import { pendingDomainsCheckedBefore, pendingDomainsSummary } from '../storage/domains.js';
 import { createDnsChecker, type DnsChecker } from './dns-check.js';
-import { verifyDomain, type DnsRecord } from './tenancy.js';
+import { verifyDomain } from './sending-domains.js';
 
 /** Domains checked at once: a few DNS queries each, against one resolver. */
 const CONCURRENCY = 4;

@@ -1,5 +1,6 @@
 // The field rules of POST /v1/emails (specification section 2, CONTRACT section 2), turning an
-// untrusted JSON value into a SendRequest or a list of every broken rule.
+// untrusted JSON value into a SendRequest or a list of every broken rule. The one home of these
+// rules: `ravenctl send` checks with the same functions, so its messages are the relay's.
 import type { ErrorDetail } from '../errors.js';
 
 export interface Mailbox {
@@ -43,6 +44,24 @@ const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]+$/; // printable ASCII except ':'
 
 export interface Limits {
   maxRecipients: number;
+}
+
+/** The specification's recipient limit (To, CC and BCC together): the relay's default. */
+export const SPEC_MAX_RECIPIENTS = 50;
+
+/** Why a mailbox would be refused, or undefined when it would not. */
+export function mailboxProblem(value: string): string | undefined {
+  const parsed = parseMailbox(value);
+  return typeof parsed === 'string' ? parsed : undefined;
+}
+
+/** Every reason a subject would be refused (none when it would not). */
+export function subjectProblems(subject: string): string[] {
+  const problems: string[] = [];
+  const length = [...subject].length;
+  if (length < 1 || length > 998) problems.push('must be 1 to 998 characters');
+  if (LINE_BREAK.test(subject) || subject.includes('\u0000')) problems.push('must not contain line breaks or NUL');
+  return problems;
 }
 
 /** Parses `addr@domain` or `Name <addr@domain>`; returns a reason when it is not one. */
@@ -164,11 +183,7 @@ export function parseSendRequest(body: unknown, limits: Limits): { ok: true; val
   if (typeof subject !== 'string') {
     details.push({ field: 'subject', message: subject === undefined ? 'is required' : 'must be a string' });
   } else {
-    const length = [...subject].length;
-    if (length < 1 || length > 998) details.push({ field: 'subject', message: 'must be 1 to 998 characters' });
-    if (LINE_BREAK.test(subject) || subject.includes('\u0000')) {
-      details.push({ field: 'subject', message: 'must not contain line breaks or NUL' });
-    }
+    for (const message of subjectProblems(subject)) details.push({ field: 'subject', message });
   }
 
   for (const field of ['text', 'html'] as const) {
@@ -202,7 +217,6 @@ export function parseSendRequest(body: unknown, limits: Limits): { ok: true; val
       if (RESERVED_HEADERS.has(lower) || lower.startsWith('service-')) return 'is a reserved header';
       if (typeof value !== 'string') return 'must be a string';
       if (LINE_BREAK.test(value) || CONTROL.test(value)) return 'must not contain line breaks or control characters';
-  if (value.length > 998) return 'must be at most 998 characters';
       if (value.length > 998) return 'must be at most 998 characters';
       return undefined;
     },

@@ -7,7 +7,7 @@ import { INBOX_CHANGED } from '../inbox/indexer.js';
 import { parseMessage } from '../inbox/read-message.js';
 import { releaseMessage } from '../inbox/release.js';
 import { parseInboxSearch } from '../inbox/search-query.js';
-import * as tenancy from '../domain/tenancy.js';
+import { asBody } from '../domain/admin-body.js';
 import type { RelayServices } from '../services.js';
 import { getCapturedMessage } from '../storage/captured.js';
 import { countUnread, deleteCapturedMessage, getInboxEntry, searchInbox, setRead } from '../storage/inbox.js';
@@ -66,7 +66,7 @@ function attachmentDisposition(filename: string): string {
 }
 
 async function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
-  return tenancy.asBody(await ctx.readJson(BODY_LIMIT));
+  return asBody(await ctx.readJson(BODY_LIMIT));
 }
 
 export function adminInboxRoutes(s: RelayServices): Route[] {

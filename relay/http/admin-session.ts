@@ -1,6 +1,6 @@
 // /admin/v1/session: the dashboard signs in with the admin token (or the one-time link the relay
 // printed at start), reads its CSRF token, and signs out.
-import * as tenancy from '../domain/tenancy.js';
+import { asBody } from '../domain/admin-body.js';
 import { clearedSessionCookie, SESSION_TTL_MS, sessionCookie, type DashboardSession } from '../dashboard/sessions.js';
 import { ApiError, validationError } from '../errors.js';
 import { constantTimeEqual } from '../secrets.js';
@@ -16,7 +16,7 @@ const sessionView = (session: DashboardSession) => ({ csrf_token: session.csrfTo
 export function adminSessionRoutes(s: RelayServices): Route[] {
   return [
     publicRoute('POST', '/admin/v1/session', async (ctx) => {
-      const body = tenancy.asBody(await ctx.readJson(SESSION_BODY_LIMIT));
+      const body = asBody(await ctx.readJson(SESSION_BODY_LIMIT));
       const unknown = Object.keys(body).filter((k) => k !== 'token' && k !== 'signin_link');
       const { token, signin_link: link } = body;
       if (unknown.length > 0 || (token === undefined) === (link === undefined)) {

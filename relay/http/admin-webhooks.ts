@@ -1,123 +1,18 @@
-// /admin/v1 webhook endpoints (the dashboard's operations): create (the signing secret is shown
-// once and stored sealed), list, delete, and the delivery attempts of one endpoint.
-import * as tenancy from '../domain/tenancy.js';
-import { EVENT_TYPES, type EventType } from '../domain/timeline.js';
-import { ApiError, validationError, type ErrorDetail } from '../errors.js';
-import { newId, newSecret } from '../ids.js';
+// /admin/v1 webhook endpoints: the requests and responses; the rules are domain/webhook-endpoints.ts.
+import { asBody } from '../domain/admin-body.js';
+import { createEndpoint, deleteEndpoint, listDeliveries, listEndpoints } from '../domain/webhook-endpoints.js';
 import type { RelayServices } from '../services.js';
-import { getProject } from '../storage/tenancy.js';
-import * as webhooks from '../storage/webhooks.js';
-import type { WebhookRow } from '../storage/webhooks.js';
-import { nextAttemptAtMs } from '../webhooks/schedule.js';
-import { checkWebhookUrl, UrlPolicyError } from '../webhooks/url-policy.js';
 import type { RequestContext } from './context.js';
 import { adminRoute } from './route-helpers.js';
 import type { Route } from './router.js';
 
 const ADMIN_BODY_LIMIT = 64 * 1024;
-/** The attempts listed per endpoint, newest first; older ones stay in the database. */
-const MAX_LISTED_ATTEMPTS = 1000;
-
-type EventSelector = EventType | '*';
-
-const endpointView = (row: WebhookRow) => ({
-  id: row.id,
-  project_id: row.project_id,
-  url: row.url,
-  events: JSON.parse(row.events_json) as EventSelector[],
-  created_at: row.created_at,
-});
-
-function parseEvents(value: unknown, details: ErrorDetail[]): EventSelector[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    details.push({ field: 'events', message: 'is required: a non-empty array of event types, or ["*"]' });
-    return [];
-  }
-  const events: EventSelector[] = [];
-  value.forEach((item, i) => {
-    if (item === '*' || (typeof item === 'string' && (EVENT_TYPES as readonly string[]).includes(item))) {
-      if (!events.includes(item as EventSelector)) events.push(item as EventSelector);
-    } else {
-      details.push({ field: `events[${i}]`, message: `must be one of ${EVENT_TYPES.join(', ')}, or "*"` });
-    }
-  });
-  if (events.includes('*') && events.length > 1) {
-    details.push({ field: 'events', message: '"*" already means every event type; give it alone' });
-  }
-  return events;
-}
-
-async function createEndpoint(s: RelayServices, projectId: string, body: Record<string, unknown>) {
-  if (!(await getProject(s.db, projectId))) throw new ApiError('not_found', `No project ${projectId}.`);
-
-  const details: ErrorDetail[] = [];
-  for (const key of Object.keys(body)) {
-    if (key !== 'url' && key !== 'events') details.push({ field: key, message: 'is not a known field' });
-  }
-  const events = parseEvents(body.events, details);
-  let url: string | undefined;
-  if (typeof body.url !== 'string' || body.url.length === 0) {
-    details.push({ field: 'url', message: 'is required: an https URL' });
-  } else if (details.length === 0) {
-    // Resolving the host is the slow part: only once the rest of the request is valid.
-    try {
-      url = (await checkWebhookUrl(body.url, s.config.allowLocalWebhooks)).href;
-    } catch (error) {
-      if (!(error instanceof UrlPolicyError)) throw error;
-      details.push({ field: 'url', message: error.message });
-    }
-  }
-  if (details.length > 0 || url === undefined) throw validationError(details);
-
-  const secret = newSecret('whsec_');
-  const row: WebhookRow = { id: newId('whk'), project_id: projectId, url, events_json: JSON.stringify(events), created_at: s.clock.iso() };
-  await s.db.write((tx) => webhooks.insertWebhook(tx, row, s.secrets.seal(secret)));
-  s.log.info('webhook', 'endpoint created', { webhook_id: row.id, project_id: projectId });
-  const view = endpointView(row);
-  return { id: view.id, project_id: view.project_id, url: view.url, events: view.events, secret, created_at: view.created_at };
-}
-
-async function listEndpoints(s: RelayServices, projectId: string) {
-  if (!(await getProject(s.db, projectId))) throw new ApiError('not_found', `No project ${projectId}.`);
-  return { webhooks: (await webhooks.listWebhooks(s.db, projectId)).map(endpointView) };
-}
-
-async function requireEndpoint(s: RelayServices, webhookId: string): Promise<void> {
-  if (!(await webhooks.webhookExists(s.db, webhookId))) throw new ApiError('not_found', `No webhook endpoint ${webhookId}.`);
-}
-
-async function deleteEndpoint(s: RelayServices, webhookId: string): Promise<void> {
-  const deleted = await s.db.write((tx) => webhooks.deleteWebhook(tx, webhookId, s.clock.iso()));
-  if (!deleted) throw new ApiError('not_found', `No webhook endpoint ${webhookId}.`);
-  s.log.info('webhook', 'endpoint deleted', { webhook_id: webhookId });
-}
-
-async function listDeliveries(s: RelayServices, webhookId: string) {
-  await requireEndpoint(s, webhookId);
-  const rows = await webhooks.listAttempts(s.db, webhookId, MAX_LISTED_ATTEMPTS);
-  return {
-    deliveries: rows.map((r) => {
-      const delivered = r.status_code !== null && r.status_code >= 200 && r.status_code < 300;
-      // The next attempt follows from the schedule: the previous attempt's time plus its delay.
-      const next = delivered ? null : nextAttemptAtMs(r.attempt, Date.parse(r.attempted_at));
-      return {
-        event_id: r.event_id,
-        event_type: r.event_type,
-        attempt: r.attempt,
-        status_code: r.status_code,
-        error: r.error,
-        attempted_at: r.attempted_at,
-        next_attempt_at: next === null ? null : new Date(next).toISOString(),
-      };
-    }),
-  };
-}
 
 /** Admin bodies are small JSON objects; an empty body counts as {}. */
 async function adminBody(ctx: RequestContext): Promise<Record<string, unknown>> {
   const raw = await ctx.readBody(ADMIN_BODY_LIMIT);
   if (raw.length === 0) return {};
-  return tenancy.asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
+  return asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
 }
 
 export function adminWebhookRoutes(s: RelayServices): Route[] {

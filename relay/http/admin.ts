@@ -1,6 +1,12 @@
 // /admin/v1: the dashboard's operations on tenancy, and the test clock.
+import { asBody } from '../domain/admin-body.js';
+import { createKey, listKeys, revokeKey } from '../domain/api-keys.js';
 import { createDnsChecker } from '../domain/dns-check.js';
-import * as tenancy from '../domain/tenancy.js';
+import { createProject, listProjects } from '../domain/projects.js';
+import { workspaceUsage } from '../domain/quota.js';
+import { connectDomain, listDomains, verifyDomain } from '../domain/sending-domains.js';
+import { addSuppression, listSuppressions, removeSuppression } from '../domain/suppressions.js';
+import { activateWorkspace, createWorkspace, listWorkspaces } from '../domain/workspaces.js';
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
 import { addToSetting, CLOCK_OFFSET_SETTING } from '../storage/settings.js';
@@ -14,7 +20,7 @@ const ADMIN_BODY_LIMIT = 64 * 1024;
 async function adminBody(ctx: RequestContext): Promise<Record<string, unknown>> {
   const raw = await ctx.readBody(ADMIN_BODY_LIMIT);
   if (raw.length === 0) return {};
-  return tenancy.asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
+  return asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
 }
 
 export function adminRoutes(s: RelayServices): Route[] {
@@ -25,39 +31,39 @@ export function adminRoutes(s: RelayServices): Route[] {
   const noContent = () => ({ status: 204 });
 
   return [
-    adminRoute(s, 'POST', '/admin/v1/workspaces', async (ctx) => created(await tenancy.createWorkspace(s, await adminBody(ctx)))),
-    adminRoute(s, 'GET', '/admin/v1/workspaces', async () => ok(await tenancy.listWorkspaces(s))),
-    adminRoute(s, 'POST', '/admin/v1/workspaces/:workspace_id/activate', async (ctx) => ok(await tenancy.activateWorkspace(s, p(ctx, 'workspace_id')))),
+    adminRoute(s, 'POST', '/admin/v1/workspaces', async (ctx) => created(await createWorkspace(s, await adminBody(ctx)))),
+    adminRoute(s, 'GET', '/admin/v1/workspaces', async () => ok(await listWorkspaces(s))),
+    adminRoute(s, 'POST', '/admin/v1/workspaces/:workspace_id/activate', async (ctx) => ok(await activateWorkspace(s, p(ctx, 'workspace_id')))),
     adminRoute(s, 'POST', '/admin/v1/workspaces/:workspace_id/projects', async (ctx) =>
-      created(await tenancy.createProject(s, p(ctx, 'workspace_id'), await adminBody(ctx))),
+      created(await createProject(s, p(ctx, 'workspace_id'), await adminBody(ctx))),
     ),
-    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/projects', async (ctx) => ok(await tenancy.listProjects(s, p(ctx, 'workspace_id')))),
+    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/projects', async (ctx) => ok(await listProjects(s, p(ctx, 'workspace_id')))),
     adminRoute(s, 'POST', '/admin/v1/projects/:project_id/domains', async (ctx) =>
-      created(await tenancy.connectDomain(s, p(ctx, 'project_id'), await adminBody(ctx))),
+      created(await connectDomain(s, p(ctx, 'project_id'), await adminBody(ctx))),
     ),
-    adminRoute(s, 'GET', '/admin/v1/projects/:project_id/domains', async (ctx) => ok(await tenancy.listDomains(s, p(ctx, 'project_id')))),
+    adminRoute(s, 'GET', '/admin/v1/projects/:project_id/domains', async (ctx) => ok(await listDomains(s, p(ctx, 'project_id')))),
     adminRoute(s, 'POST', '/admin/v1/domains/:domain_id/verify', async (ctx) =>
-      ok(await tenancy.verifyDomain(s, p(ctx, 'domain_id'), await adminBody(ctx), checkDns)),
+      ok(await verifyDomain(s, p(ctx, 'domain_id'), await adminBody(ctx), checkDns)),
     ),
     adminRoute(s, 'POST', '/admin/v1/projects/:project_id/keys', async (ctx) =>
-      created(await tenancy.createKey(s, p(ctx, 'project_id'), await adminBody(ctx))),
+      created(await createKey(s, p(ctx, 'project_id'), await adminBody(ctx))),
     ),
-    adminRoute(s, 'GET', '/admin/v1/projects/:project_id/keys', async (ctx) => ok(await tenancy.listKeys(s, p(ctx, 'project_id')))),
+    adminRoute(s, 'GET', '/admin/v1/projects/:project_id/keys', async (ctx) => ok(await listKeys(s, p(ctx, 'project_id')))),
     adminRoute(s, 'DELETE', '/admin/v1/keys/:key_id', async (ctx) => {
-      await tenancy.revokeKey(s, p(ctx, 'key_id'));
+      await revokeKey(s, p(ctx, 'key_id'));
       return noContent();
     }),
     adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/suppressions', async (ctx) =>
-      ok(await tenancy.listSuppressions(s, p(ctx, 'workspace_id'))),
+      ok(await listSuppressions(s, p(ctx, 'workspace_id'))),
     ),
     adminRoute(s, 'POST', '/admin/v1/workspaces/:workspace_id/suppressions', async (ctx) =>
-      created(await tenancy.addSuppression(s, p(ctx, 'workspace_id'), await adminBody(ctx))),
+      created(await addSuppression(s, p(ctx, 'workspace_id'), await adminBody(ctx))),
     ),
     adminRoute(s, 'DELETE', '/admin/v1/workspaces/:workspace_id/suppressions/:email', async (ctx) => {
-      await tenancy.removeSuppression(s, p(ctx, 'workspace_id'), p(ctx, 'email'));
+      await removeSuppression(s, p(ctx, 'workspace_id'), p(ctx, 'email'));
       return noContent();
     }),
-    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/usage', async (ctx) => ok(await tenancy.usage(s, p(ctx, 'workspace_id')))),
+    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/usage', async (ctx) => ok(await workspaceUsage(s, p(ctx, 'workspace_id')))),
     adminRoute(s, 'GET', '/admin/v1/clock', async () => {
       requireTestClock(s);
       return ok(clockView(s));

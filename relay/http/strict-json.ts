@@ -165,13 +165,3 @@ export function parseStrictJson(text: string): unknown {
   if (i !== text.length) fail('unexpected data after the JSON value');
   return value;
 }
-
-/** Canonical form for comparing bodies: keys sorted, no whitespace. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}

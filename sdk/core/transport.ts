@@ -1,16 +1,6 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import type { WithResponse } from './api-promise.js';
-import {
-  AbortError,
-  APIError,
-  ConnectionError,
-  RavenError,
-  TimeoutError,
-  errorFromResponse,
-  retryAfterSeconds,
-  type ResponseHeaders,
-} from './errors.js';
+import { AbortError, APIError, ConnectionError, RavenError, TimeoutError, errorFromResponse, type ResponseHeaders } from './errors.js';
 import { levelledLogger, parseLogLevel, redactHeaders } from './logger.js';
 import {
   DEFAULT_BASE_URL,
@@ -21,6 +11,7 @@ import {
   type RequestOptions,
   type TransportOptions,
 } from './options.js';
+import { defaultSleep, isRepeatable, isRetryable, retryDelayMs } from './retry.js';
 import { VERSION } from '../version.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -44,13 +35,6 @@ export interface RequestSpec {
   responseType?: 'json' | 'text';
   options?: RequestOptions | undefined;
 }
-
-/** Waits are capped here: a server asking for longer gets its error back instead of a sleeping caller. */
-const MAX_RETRY_AFTER_MS = 60_000;
-const INITIAL_BACKOFF_MS = 500;
-const MAX_BACKOFF_MS = 8_000;
-/** Errors from the connect phase: the request never reached the server, so any request may be retried. */
-const CONNECT_ERROR_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** Resolves the shared options (argument, then environment, then default) and sends requests. */
 export class Transport {
@@ -103,7 +87,7 @@ export class Transport {
   async request<T>(spec: RequestSpec): Promise<WithResponse<T>> {
     const signal = spec.options?.signal;
     const maxRetries = nonNegative('maxRetries', spec.options?.maxRetries, this.maxRetries);
-    const idempotent = spec.idempotent ?? spec.method !== 'POST';
+    const idempotent = isRepeatable(spec);
     for (let retry = 0; ; retry++) {
       if (signal?.aborted) throw new AbortError('request aborted', { cause: signal.reason });
       let error: RavenError;
@@ -210,41 +194,6 @@ export class Transport {
     this.#dispatcher ??= new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 });
     return this.#dispatcher;
   }
-}
-
-function isRetryable(error: RavenError, idempotent: boolean): boolean {
-  if (error instanceof AbortError) return false;
-  if (error instanceof TimeoutError) return idempotent;
-  if (error instanceof ConnectionError) return idempotent || isConnectPhaseError(error.cause);
-  if (!(error instanceof APIError)) return false;
-  // A 429 rate limit means "refused, nothing done": always safe to repeat. A quota_exceeded will
-  // not clear before the month changes, so it is never retried.
-  if (error.status === 429) return error.code !== 'quota_exceeded';
-  if (error.status === 408 || error.status >= 500) return idempotent;
-  return false;
-}
-
-/** Milliseconds before retry number `retry + 1`, or null when the server asks for more than we wait. */
-export function retryDelayMs(retry: number, error: RavenError, random: () => number = Math.random): number | null {
-  if (error instanceof APIError) {
-    const seconds = retryAfterSeconds(error.headers, error.body);
-    if (seconds !== null) return seconds * 1000 <= MAX_RETRY_AFTER_MS ? seconds * 1000 : null;
-  }
-  const backoff = Math.min(INITIAL_BACKOFF_MS * 2 ** retry, MAX_BACKOFF_MS);
-  // Up to 25% jitter so that clients failing together do not retry together.
-  return backoff * (1 - random() * 0.25);
-}
-
-function isConnectPhaseError(err: unknown): boolean {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && CONNECT_ERROR_CODES.has(code)) return true;
-  }
-  return false;
-}
-
-async function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  await delay(ms, undefined, { signal });
 }
 
 function parseBody(text: string, headers: ResponseHeaders): unknown {

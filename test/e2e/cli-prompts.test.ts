@@ -22,7 +22,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('send asks for from, subject and body in a terminal, checks each answer as given, and sends', async () => {
+// A prompt that never shows would leave the child waiting for input: the time-out turns that into a failure.
+test('send asks for from, subject and body in a terminal, checks each answer as given, and sends', { timeout: 120_000 }, async (context) => {
   // The "editor": writes a multi-line body into the file it is given, as a person would.
   const editor = path.join(dir, 'editor.sh');
   writeFileSync(editor, `#!/bin/sh\nprintf 'Hello Ada,\\n\\nwritten in an editor.\\n' > "$1"\n`, { mode: 0o755 });
@@ -32,10 +33,11 @@ test('send asks for from, subject and body in a terminal, checks each answer as 
     .map((word) => `'${word}'`)
     .join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], { env, cwd: root });
+  context.signal.addEventListener('abort', () => child.kill());
   // Ctrl-U clears what was typed, as a person fixing a refused answer would.
   const answers: Array<[RegExp, string]> = [
     [/From \(/, 'not-an-address\r'],
-    [/"not-an-address" is not an address/, `\u0015Pty <pty@${t.domain}>\r`],
+    [/must be an address or Name <address>/, `\u0015Pty <pty@${t.domain}>\r`], // the relay's own message
     [/Subject/, 'Typed in a terminal\r'],
     [/Body/, '\r'], // the first choice: text
     [/Text body, written in your editor/, '\r'], // Enter opens the editor

@@ -12,7 +12,7 @@ import type { DeliveryProvider } from '../../relay/delivery/provider.js';
 import { KeyCache } from '../../relay/domain/auth.js';
 import { KeyUse } from '../../relay/domain/key-use.js';
 import { RateLimiter } from '../../relay/domain/rate-limits.js';
-import { bootstrapIfEmpty } from '../../relay/domain/tenancy.js';
+import { bootstrapIfEmpty } from '../../relay/domain/first-run.js';
 import { newId } from '../../relay/ids.js';
 import { createLogger } from '../../relay/log.js';
 import { Metrics } from '../../relay/metrics.js';

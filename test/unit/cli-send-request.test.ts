@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import { UsageError } from '../../cli/errors.js';
 import {
   collectPairs,
-  mailboxAddress,
+  mailboxProblem,
   parseHeaderFlag,
   parseKeyValueFlag,
   validateSendBody,
@@ -54,15 +54,15 @@ describe('--tag and --metadata', () => {
   });
 });
 
-describe('mailboxAddress', () => {
+describe('mailboxProblem (the relay\'s rule, checked at each prompt)', () => {
   test('accepts addr@domain and Name <addr@domain>', () => {
-    assert.equal(mailboxAddress('ada@example.test'), 'ada@example.test');
-    assert.equal(mailboxAddress('Ada Lovelace <ada@example.test>'), 'ada@example.test');
-    assert.equal(mailboxAddress('"Lovelace, Ada" <ada@example.test>'), 'ada@example.test');
+    assert.equal(mailboxProblem('ada@example.test'), undefined);
+    assert.equal(mailboxProblem('Ada Lovelace <ada@example.test>'), undefined);
+    assert.equal(mailboxProblem('"Lovelace, Ada" <ada@example.test>'), undefined);
   });
   test('refuses what is not a mailbox', () => {
     for (const bad of ['ada', 'ada@', '@example.test', 'a b@example.test', 'ada@example.test\r\nBcc: x@y.z', `${'a'.repeat(65)}@example.test`]) {
-      assert.equal(mailboxAddress(bad), null, bad);
+      assert.equal(typeof mailboxProblem(bad), 'string', bad);
     }
   });
 });
@@ -75,7 +75,7 @@ describe('validateSendBody (send --dry-run)', () => {
     const many = (n: number, p: string) => Array.from({ length: n }, (_, i) => `${p}${i}@example.test`);
     assert.deepEqual(validateSendBody({ ...base, to: many(20, 't'), cc: many(20, 'c'), bcc: many(10, 'b') }), []);
     const details = validateSendBody({ ...base, to: many(20, 't'), cc: many(20, 'c'), bcc: many(11, 'b') });
-    assert.ok(details.some((d) => /51 recipients/.test(d.message)), JSON.stringify(details));
+    assert.ok(details.some((d) => /at most 50 recipients \(got 51\)/.test(d.message)), JSON.stringify(details));
   });
   test('subject: 1 to 998 characters, no line break of any kind', () => {
     assert.deepEqual(validateSendBody({ ...base, subject: 'x'.repeat(998) }), []);
