@@ -12,7 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { errorReply } from '../../relay/http/server.js';
+import { errorReply } from '../../relay/http/error-reply.js';
 import { isStorageFault, openDatabase } from '../../relay/storage/db.js';
 import { startContractProxy } from '../helpers/contract.js';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
