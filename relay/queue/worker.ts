@@ -1,6 +1,6 @@
 // The delivery worker: claims due jobs atomically, dispatches each email through the provider,
 // records the outcomes, and schedules retries from the backoff table. At start-up it recovers jobs
-// a previous process left running. It also runs maintenance (body retention, idempotency expiry).
+// a previous process left running (maintenance.ts, which also runs the periodic clean-ups).
 //
 // Job states: ready -> running (claimed: committed before any connection is opened) -> done,
 // back to ready with a later run_at (deferred recipients), or dead (retries exhausted, or the
@@ -12,7 +12,6 @@ import { signingKeyFor, signWithDomainKey } from '../delivery/dkim.js';
 import { buildOutboundMessage, senderDomain } from '../delivery/mime.js';
 import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
 import { inAdmissionBurst } from '../domain/admission.js';
-import { forgetExpiredIdempotencyKeys } from '../domain/idempotency.js';
 import {
   PENDING_STATUSES,
   recordDeliveryResults,
@@ -20,22 +19,19 @@ import {
   type DeliveryRecordInput,
   type RecordedOutcome,
 } from '../domain/outcomes.js';
-import { announceEvents, type StoredEvent } from '../domain/timeline.js';
+import { announceEvents } from '../domain/timeline.js';
 import { countDeliveryResult } from '../metrics.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
 import { loadDispatchBatch, type DispatchBatch } from '../storage/dispatch.js';
-import { claimJobs, hasDueJob, recipientsHandedOverSince, releaseJobs, runningJobs, type ClaimedJob, type JobChange } from '../storage/jobs.js';
-import { deletePendingComplaintsBefore, eraseBodiesTerminalBefore } from '../storage/emails.js';
-import { deleteSinkAttemptsBefore } from '../storage/sink-attempts.js';
+import { claimJobs, hasDueJob, recipientsHandedOverSince, releaseJobs, type ClaimedJob, type JobChange } from '../storage/jobs.js';
 import { retryDelaySeconds } from './backoff.js';
+import { recoverInterruptedJobs, startMaintenance } from './maintenance.js';
 import { ProviderLimits } from './provider-limits.js';
-import { claimJobsWithLease, expiredJobLeases, renewJobLeases } from '../storage/postgres/queue.js';
+import { claimJobsWithLease, renewJobLeases } from '../storage/postgres/queue.js';
 
 // Real time: how often due jobs are looked for when nothing wakes the worker.
 const POLL_INTERVAL_MS = 1_000;
-// Maintenance runs every minute, and whenever the test clock moves.
-const MAINTENANCE_INTERVAL_MS = 60_000;
 // stop() waits this long for dispatches in flight; an unfinished one stays `running` and is
 // recovered as delivery_unknown at the next start.
 const STOP_TIMEOUT_MS = 10_000;
@@ -58,47 +54,6 @@ export function claimDueJobs(services: RelayServices, limit: number): Promise<Cl
 /** When a claim made now lapses unless renewed (real time: it is about a process being alive). */
 function leaseUntil(services: RelayServices): string {
   return new Date(Date.now() + services.config.delivery.leaseSeconds * 1000).toISOString();
-}
-
-/**
- * Jobs left running by a process that stopped mid-dispatch had begun it: never resend them. On
- * SQLite that is every running job at start-up (one relay per file); on PostgreSQL, where other
- * relays are dispatching too, the running jobs whose lease ran out, looked for at start-up and
- * then periodically.
- */
-export async function recoverInterruptedJobs(services: RelayServices): Promise<number> {
-  const now = services.clock.iso();
-  const { count, events } = await services.db.write(async (tx) => {
-    const jobs = tx.dialect === 'postgres' ? await expiredJobLeases(tx, new Date().toISOString()) : await runningJobs(tx);
-    if (jobs.length === 0) return { count: 0, events: [] };
-    const settled = await settlePendingRecipients(
-      tx,
-      jobs.map((j) => j.email_id),
-      'delivery_unknown',
-      now,
-      { reason: 'dispatch_interrupted' },
-    );
-    await releaseJobs(tx, jobs.map((j) => ({ id: j.id, state: 'dead', lastError: 'interrupted mid-dispatch' })), now);
-    return { count: jobs.length, events: settled.flatMap((o) => o.events) };
-  });
-  announceEvents(services.bus, events);
-  if (count > 0) services.log.warn('queue', 'recovered interrupted dispatches as delivery_unknown', { jobs: count });
-  return count;
-}
-
-/** Erases bodies of emails terminal for longer than the retention, and expired idempotency keys. */
-export async function runMaintenance(services: RelayServices): Promise<{ erased: number; expiredKeys: number }> {
-  const nowMs = services.clock.nowMs();
-  const now = new Date(nowMs).toISOString();
-  const cutoff = new Date(nowMs - services.config.limits.bodyRetentionDays * 86_400_000).toISOString();
-  return services.db.write(async (tx) => {
-    const erased = await eraseBodiesTerminalBefore(tx, cutoff, now);
-    const expiredKeys = await forgetExpiredIdempotencyKeys(tx, now);
-    // The sink's bookkeeping for simulations only matters while an email is being retried.
-    await deleteSinkAttemptsBefore(tx, cutoff);
-    await deletePendingComplaintsBefore(tx, cutoff);
-    return { erased, expiredKeys };
-  });
 }
 
 function summarize(result: DeliveryResult): string {
@@ -244,7 +199,6 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
   let stopped = false;
   let ticking = false;
   let again = false;
-  let maintaining = false;
   let started = false; // after start-up recovery
   let limits = new ProviderLimits(services.config.delivery, 0, clock.nowMs());
   const dispatcher: Dispatcher = {
@@ -299,22 +253,11 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
     if (!stopped && started) void tick();
   }
 
-  async function maintain(): Promise<void> {
-    if (stopped || maintaining) return;
-    maintaining = true;
-    try {
-      const done = await runMaintenance(services);
-      if (done.erased > 0 || done.expiredKeys > 0) log.info('queue', 'maintenance', { bodies_erased: done.erased, idempotency_keys_expired: done.expiredKeys });
-    } catch (error) {
-      log.error('queue', 'maintenance failed', { error: (error as Error).message });
-    } finally {
-      maintaining = false;
-    }
-  }
+  const maintenance = startMaintenance(services);
 
   const onAdvanced = () => {
     kick();
-    void maintain();
+    maintenance.runNow();
   };
 
   const startup = recoverInterruptedJobs(services)
@@ -327,7 +270,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
     .then(() => {
       started = true;
       kick();
-      void maintain();
+      maintenance.runNow();
     });
 
   // Several relays on PostgreSQL: renew our claims, and settle those of relays that died.
@@ -347,9 +290,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
       : undefined;
   leases?.unref();
   const poll = setInterval(kick, POLL_INTERVAL_MS);
-  const maintenance = setInterval(() => void maintain(), MAINTENANCE_INTERVAL_MS);
   poll.unref();
-  maintenance.unref();
   bus.on('jobs.ready', kick);
   clock.on('advanced', onAdvanced);
   services.health.worker = true;
@@ -360,7 +301,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
       if (stopped) return;
       stopped = true;
       clearInterval(poll);
-      clearInterval(maintenance);
+      const maintained = maintenance.stop();
       clearInterval(leases);
       bus.off('jobs.ready', kick);
       clock.off('advanced', onAdvanced);
@@ -375,7 +316,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
       clearTimeout(timer);
       if (timedOut) log.warn('queue', 'stopped with dispatches in flight; they are recovered at the next start', { in_flight: inflight.size });
       // Wait for a maintenance write in progress: the database closes after the worker.
-      while (maintaining) await new Promise((r) => setTimeout(r, 10));
+      await maintained;
       services.health.worker = false;
       await provider.close();
       log.info('queue', 'worker stopped');
