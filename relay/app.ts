@@ -25,8 +25,8 @@ import { openStorage } from './storage/open.js';
 import { CLOCK_OFFSET_SETTING, readOrCreateSetting, readSetting } from './storage/settings.js';
 import { bridgeBus } from './cluster-bus.js';
 import { startWebhookDispatcher } from './webhooks/dispatcher.js';
-import { attachListenHub } from './webhooks/listen-hub.js';
-import { attachInboxLive } from './dashboard/inbox-live.js';
+import { createListenHub } from './webhooks/listen-hub.js';
+import { createInboxLive } from './dashboard/inbox-live.js';
 import { startInboxIndexer } from './inbox/indexer.js';
 
 export interface Relay {
@@ -151,12 +151,19 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     const domainRecheck = startDomainRecheck(services);
     stops.push(() => domainRecheck.stop());
 
-    const http = await startHttpServer(services);
-    stops.push(() => http.close());
-    const listenHub = attachListenHub(http.server, services);
-    stops.push(() => listenHub.close());
-    const inboxLive = attachInboxLive(http.server, services);
-    stops.push(() => inboxLive.close());
+    // The WebSocket endpoints (GET /v1/listen, the dashboard's live inbox) close before the server
+    // stops, so their clients get a going-away frame instead of waiting for the server to give up.
+    const listenHub = createListenHub(services);
+    const inboxLive = createInboxLive(services);
+    const closeSockets = async () => {
+      await Promise.all([listenHub.close(), inboxLive.close()]);
+    };
+    stops.push(closeSockets); // when the server never starts
+    const http = await startHttpServer(services, { listenHub, inboxLive });
+    stops.push(async () => {
+      await closeSockets();
+      await http.close();
+    });
     services.health.http = true;
 
     await admin.persist();

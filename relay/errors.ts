@@ -1,5 +1,5 @@
 // The error catalogue: every code the API can answer, with its HTTP status, defined once.
-// The domain throws ApiError; errorReply in relay/http/server.ts is the one place it becomes a response.
+// The domain throws ApiError; errorReply in relay/http/error-reply.ts is the one place it becomes a response.
 // `satisfies` ties it to openapi.yaml's ErrorCode enum: a code missing here or one the spec does not
 // list fails `npm run typecheck`.
 import type { ErrorCode as SpecErrorCode } from 'raven-email-sdk';

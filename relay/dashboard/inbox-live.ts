@@ -1,45 +1,34 @@
 // The open inboxes, live: GET /admin/v1/inbox/live upgraded to a WebSocket. A signed-in dashboard
 // (session cookie, from our own origin) receives each newly indexed message and the unread count
 // as JSON text frames; it sends nothing but pongs.
-import type http from 'node:http';
-import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { ApiError } from '../errors.js';
+import type { UpgradeHandler } from '../http/router.js';
 import { INBOX_CAPTURED, INBOX_CHANGED } from '../inbox/indexer.js';
 import type { RelayServices } from '../services.js';
 import { countUnread, type InboxEntry } from '../storage/inbox.js';
 import { sessionIdFromCookie } from './sessions.js';
-
-export const INBOX_LIVE_PATH = '/admin/v1/inbox/live';
 
 const HEARTBEAT_MS = 30_000;
 /** A dashboard this far behind is cut off (it reconnects and reloads) rather than buffered. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 export interface InboxLive {
+  /** GET /admin/v1/inbox/live asking for a WebSocket (the route table sends it here). */
+  upgrade: UpgradeHandler;
   close(): Promise<void>;
 }
 
-function refuse(socket: Duplex, status: number, reason: string): void {
-  const body = JSON.stringify({ error: { code: status === 401 ? 'unauthorized' : 'forbidden', message: reason } });
-  socket.end(
-    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
-
-export function isInboxLiveRequest(req: http.IncomingMessage): boolean {
-  return (req.url ?? '').split('?')[0] === INBOX_LIVE_PATH;
-}
-
-export function attachInboxLive(server: http.Server, services: RelayServices): InboxLive {
+export function createInboxLive(services: RelayServices): InboxLive {
   const { bus, db, log } = services;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
   const alive = new WeakMap<WebSocket, boolean>();
+  let closing = false;
 
-  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (!isInboxLiveRequest(req)) return;
-    socket.on('error', () => socket.destroy());
+  const upgrade: UpgradeHandler = async ({ req, socket, head }) => {
+    if (closing) throw new ApiError('service_unavailable', 'The relay is shutting down; retry after 1 second.', { retryAfter: 1 });
     const sessionId = sessionIdFromCookie(req.headers.cookie);
-    if (sessionId === undefined || !services.sessions.find(sessionId)) return refuse(socket, 401, 'Not signed in to the dashboard.');
+    if (sessionId === undefined || !services.sessions.find(sessionId)) throw new ApiError('unauthorized', 'Not signed in to the dashboard.');
     // Browsers send Origin on every WebSocket handshake: only our own pages may open this one.
     let origin: string | undefined;
     try {
@@ -47,7 +36,7 @@ export function attachInboxLive(server: http.Server, services: RelayServices): I
     } catch {
       origin = undefined;
     }
-    if (origin !== req.headers.host) return refuse(socket, 403, 'Cross-site WebSocket refused.');
+    if (origin !== req.headers.host) throw new ApiError('forbidden', 'Cross-site WebSocket refused.');
     wss.handleUpgrade(req, socket, head, (ws) => {
       alive.set(ws, true);
       ws.on('pong', () => alive.set(ws, true));
@@ -85,13 +74,14 @@ export function attachInboxLive(server: http.Server, services: RelayServices): I
   }, HEARTBEAT_MS);
   heartbeat.unref();
 
-  server.on('upgrade', onUpgrade);
   bus.on(INBOX_CAPTURED, onCaptured);
   bus.on(INBOX_CHANGED, onChanged);
   return {
+    upgrade,
     async close() {
+      if (closing) return;
+      closing = true;
       clearInterval(heartbeat);
-      server.off('upgrade', onUpgrade);
       bus.off(INBOX_CAPTURED, onCaptured);
       bus.off(INBOX_CHANGED, onChanged);
       for (const ws of wss.clients) ws.terminate();

@@ -8,8 +8,7 @@ import type { RelayServices } from '../services.js';
 import { dailySends, deliveriesOfEmail, findProject, projectOfEmail, resendDeliveryNow, workspaceExists } from '../storage/email-log.js';
 import { utcDay } from '../clock.js';
 import type { RequestContext } from './context.js';
-import { adminRoute } from './route-helpers.js';
-import type { Route } from './router.js';
+import type { Handler } from './router.js';
 
 const CHART_DAYS = 30;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -22,21 +21,21 @@ async function projectReader(s: RelayServices, projectId: string): Promise<KeyPr
   return { keyId: '', projectId, workspaceId: project.workspace_id, prefix: testMode ? 'rr_test_' : 'rr_live_', permission: 'email:read', testMode };
 }
 
-export function adminEmailRoutes(s: RelayServices): Route[] {
+export function adminEmailHandlers(s: RelayServices) {
   const p = (ctx: RequestContext, name: string) => ctx.params[name]!;
-  return [
-    adminRoute(s, 'GET', '/admin/v1/projects/:project_id/emails', async (ctx) => {
+  return {
+    listProjectEmails: async (ctx) => {
       const reader = await projectReader(s, p(ctx, 'project_id'));
       return { status: 200, body: await listEmails(s.db, reader, parseListQuery(ctx.url.searchParams)) };
-    }),
-    adminRoute(s, 'GET', '/admin/v1/emails/:email_id', async (ctx) => {
+    },
+    getEmail: async (ctx) => {
       const emailId = p(ctx, 'email_id');
       const projectId = await projectOfEmail(s.db, emailId);
       if (!projectId) throw new ApiError('not_found', `No email ${emailId}.`);
       const [email, deliveries] = await Promise.all([getEmail(s.db, await projectReader(s, projectId), emailId), deliveriesOfEmail(s.db, emailId)]);
       return { status: 200, body: { email, project_id: projectId, deliveries } };
-    }),
-    adminRoute(s, 'GET', '/admin/v1/workspaces/:workspace_id/usage/daily', async (ctx) => {
+    },
+    dailyUsage: async (ctx) => {
       const workspaceId = p(ctx, 'workspace_id');
       if (!(await workspaceExists(s.db, workspaceId))) throw new ApiError('not_found', `No workspace ${workspaceId}.`);
       const today = Date.parse(`${utcDay(s.clock.nowMs())}T00:00:00.000Z`);
@@ -47,14 +46,14 @@ export function adminEmailRoutes(s: RelayServices): Route[] {
         return { date, emails: counts.get(date) ?? 0 };
       });
       return { status: 200, body: { days } };
-    }),
-    adminRoute(s, 'POST', '/admin/v1/webhooks/:webhook_id/deliveries/:event_id/resend', async (ctx) => {
+    },
+    resendDelivery: async (ctx) => {
       const raw = await ctx.readBody(1024);
       if (raw.length > 0) throw validationError([{ field: 'body', message: 'must be empty' }]);
       const found = await s.db.write((tx) => resendDeliveryNow(tx, p(ctx, 'webhook_id'), p(ctx, 'event_id'), s.clock.iso()));
       if (!found) throw new ApiError('not_found', `No delivery of event ${p(ctx, 'event_id')} to webhook ${p(ctx, 'webhook_id')}.`);
       s.bus.emit('webhooks.ready');
       return { status: 202, body: { webhook_id: p(ctx, 'webhook_id'), event_id: p(ctx, 'event_id'), state: 'pending' } };
-    }),
-  ];
+    },
+  } satisfies Record<string, Handler>;
 }

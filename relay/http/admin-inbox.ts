@@ -12,8 +12,7 @@ import type { RelayServices } from '../services.js';
 import { getCapturedMessage } from '../storage/captured.js';
 import { countUnread, deleteCapturedMessage, getInboxEntry, searchInbox, setRead } from '../storage/inbox.js';
 import type { RequestContext } from './context.js';
-import { adminRoute } from './route-helpers.js';
-import type { Route } from './router.js';
+import type { Handler } from './router.js';
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 200;
@@ -69,18 +68,18 @@ async function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
   return asBody(await ctx.readJson(BODY_LIMIT));
 }
 
-export function adminInboxRoutes(s: RelayServices): Route[] {
+export function adminInboxHandlers(s: RelayServices) {
   const id = (ctx: RequestContext) => ctx.params.message_id!;
-  return [
-    adminRoute(s, 'GET', '/admin/v1/inbox', async (ctx) => {
+  return {
+    search: async (ctx) => {
       const { search, page } = inboxQuery(ctx);
       const [result, unread] = await Promise.all([searchInbox(s.db, search, page), countUnread(s.db)]);
       return {
         status: 200,
         body: { messages: result.entries, next_cursor: result.nextBefore === null ? null : encodeCursor(result.nextBefore), unread },
       };
-    }),
-    adminRoute(s, 'POST', '/admin/v1/messages/:message_id/read', async (ctx) => {
+    },
+    markRead: async (ctx) => {
       const body = await readBody(ctx);
       const extra = Object.keys(body).filter((k) => k !== 'read');
       if (typeof body.read !== 'boolean' || extra.length > 0) {
@@ -95,14 +94,14 @@ export function adminInboxRoutes(s: RelayServices): Route[] {
       if (!entry) throw new ApiError('not_found', `No captured message with id ${id(ctx)}.`);
       s.bus.emit(INBOX_CHANGED);
       return { status: 200, body: entry };
-    }),
-    adminRoute(s, 'DELETE', '/admin/v1/messages/:message_id', async (ctx) => {
+    },
+    deleteMessage: async (ctx) => {
       const deleted = await s.db.write((tx) => deleteCapturedMessage(tx, id(ctx)));
       if (!deleted) throw new ApiError('not_found', `No captured message with id ${id(ctx)}.`);
       s.bus.emit(INBOX_CHANGED);
       return { status: 204 };
-    }),
-    adminRoute(s, 'GET', '/admin/v1/messages/:message_id/html', async (ctx) => {
+    },
+    html: async (ctx) => {
       const message = await loadCaptured(s, id(ctx));
       const parsed = await parseMessage(message.raw);
       const html = typeof parsed.html === 'string' ? inlineContentIds(parsed, parsed.html) : '';
@@ -112,8 +111,8 @@ export function adminInboxRoutes(s: RelayServices): Route[] {
         raw: { contentType: 'text/html; charset=utf-8', data: html },
         headers: { ...dashboardHeaders(htmlViewPolicy(allowRemote)), 'Cache-Control': 'private, no-store' },
       };
-    }),
-    adminRoute(s, 'GET', '/admin/v1/messages/:message_id/attachments/:index', async (ctx) => {
+    },
+    attachment: async (ctx) => {
       const message = await loadCaptured(s, id(ctx));
       const parsed = await parseMessage(message.raw);
       const index = /^\d{1,4}$/.test(ctx.params.index!) ? Number(ctx.params.index) : -1;
@@ -129,8 +128,8 @@ export function adminInboxRoutes(s: RelayServices): Route[] {
           'Cache-Control': 'private, no-store',
         },
       };
-    }),
-    adminRoute(s, 'POST', '/admin/v1/messages/:message_id/release', async (ctx) => {
+    },
+    release: async (ctx) => {
       const body = await readBody(ctx);
       const to = typeof body.to === 'string' ? body.to.trim() : '';
       const extra = Object.keys(body).filter((k) => k !== 'to');
@@ -152,6 +151,6 @@ export function adminInboxRoutes(s: RelayServices): Route[] {
       } catch (error) {
         throw new ApiError('service_unavailable', `The upstream did not take the message: ${(error as Error).message}`, { retryAfter: 30 });
       }
-    }),
-  ];
+    },
+  } satisfies Record<string, Handler>;
 }

@@ -8,8 +8,7 @@ import { countRemoteReferences } from '../inbox/html-view.js';
 import { attachmentViews, parseMessage } from '../inbox/read-message.js';
 import { getInboxEntry } from '../storage/inbox.js';
 import type { RequestContext } from './context.js';
-import { adminRoute } from './route-helpers.js';
-import type { Route } from './router.js';
+import type { Handler } from './router.js';
 
 // openapi.yaml (adminListCapturedMessages): limit 1-1000, default 100.
 const DEFAULT_LIMIT = 100;
@@ -44,17 +43,17 @@ async function loadMessage(services: RelayServices, id: string) {
   return message;
 }
 
-export function adminMessageRoutes(services: RelayServices): Route[] {
-  return [
-    adminRoute(services, 'GET', '/admin/v1/messages', async (ctx) => ({
+export function adminMessageHandlers(services: RelayServices) {
+  return {
+    list: async (ctx) => ({
       status: 200,
       body: { messages: await listCapturedMessages(services.db, listQuery(ctx)) },
-    })),
-    adminRoute(services, 'DELETE', '/admin/v1/messages', async () => {
+    }),
+    deleteAll: async () => {
       await services.db.write((tx) => deleteAllCapturedMessages(tx));
       return { status: 204 };
-    }),
-    adminRoute(services, 'GET', '/admin/v1/messages/:message_id', async (ctx) => {
+    },
+    get: async (ctx) => {
       const { raw, email_id, ...summary } = await loadMessage(services, ctx.params.message_id!);
       const [parsed, entry] = await Promise.all([parseMessage(raw), getInboxEntry(services.db, summary.id)]);
       const html = typeof parsed.html === 'string' && parsed.html !== '' ? parsed.html : null;
@@ -74,10 +73,10 @@ export function adminMessageRoutes(services: RelayServices): Route[] {
             .filter((o) => o.outcome !== 'delivered'),
         },
       };
-    }),
-    adminRoute(services, 'GET', '/admin/v1/messages/:message_id/raw', async (ctx) => {
+    },
+    raw: async (ctx) => {
       const message = await loadMessage(services, ctx.params.message_id!);
       return { status: 200, raw: { contentType: 'message/rfc822', data: message.raw } };
-    }),
-  ];
+    },
+  } satisfies Record<string, Handler>;
 }

@@ -6,16 +6,15 @@ import { ApiError, validationError } from '../errors.js';
 import { constantTimeEqual } from '../secrets.js';
 import type { RelayServices } from '../services.js';
 import { currentSession, requireSameOrigin } from './admin-auth.js';
-import { publicRoute } from './route-helpers.js';
-import type { Route } from './router.js';
+import type { Handler } from './router.js';
 
 const SESSION_BODY_LIMIT = 4 * 1024;
 
 const sessionView = (session: DashboardSession) => ({ csrf_token: session.csrfToken, expires_at: new Date(session.expiresAt).toISOString() });
 
-export function adminSessionRoutes(s: RelayServices): Route[] {
-  return [
-    publicRoute('POST', '/admin/v1/session', async (ctx) => {
+export function adminSessionHandlers(s: RelayServices) {
+  return {
+    signIn: async (ctx) => {
       const body = asBody(await ctx.readJson(SESSION_BODY_LIMIT));
       const unknown = Object.keys(body).filter((k) => k !== 'token' && k !== 'signin_link');
       const { token, signin_link: link } = body;
@@ -38,19 +37,19 @@ export function adminSessionRoutes(s: RelayServices): Route[] {
         body: sessionView(session),
         headers: { 'Set-Cookie': sessionCookie(id, Math.floor(SESSION_TTL_MS / 1000)), 'Cache-Control': 'no-store' },
       };
-    }),
-    publicRoute('GET', '/admin/v1/session', async (ctx) => {
+    },
+    current: async (ctx) => {
       const current = currentSession(s, ctx);
       if (!current) throw new ApiError('unauthorized', 'Not signed in to the dashboard.');
       return { status: 200, body: sessionView(current.session), headers: { 'Cache-Control': 'no-store' } };
-    }),
-    publicRoute('DELETE', '/admin/v1/session', async (ctx) => {
+    },
+    signOut: async (ctx) => {
       const current = currentSession(s, ctx);
       if (current) {
         requireSameOrigin(ctx, current.session);
         s.sessions.end(current.id);
       }
       return { status: 204, headers: { 'Set-Cookie': clearedSessionCookie() } };
-    }),
-  ];
+    },
+  } satisfies Record<string, Handler>;
 }

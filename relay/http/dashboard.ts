@@ -5,12 +5,11 @@ import { loadStaticFiles, negotiate, type StaticFile } from '../dashboard/static
 import { ApiError } from '../errors.js';
 import type { RelayServices } from '../services.js';
 import type { Reply, RequestContext } from './context.js';
-import { publicRoute } from './route-helpers.js';
-import type { Route } from './router.js';
+import type { Handler } from './router.js';
 
 const NOT_BUILT = '<!doctype html><title>Raven</title><p>The dashboard is not built: run <code>npm run build</code>.</p>';
 
-export function dashboardRoutes(s: RelayServices): Route[] {
+export function dashboardHandlers(s: RelayServices) {
   let files: Promise<Map<string, StaticFile> | undefined> | undefined;
   const load = () => {
     files ??= loadStaticFiles().catch((error: unknown) => {
@@ -40,9 +39,9 @@ export function dashboardRoutes(s: RelayServices): Route[] {
     return { status: 200, raw: { contentType: file.contentType, data }, headers };
   };
 
-  return [
-    publicRoute('GET', '/', (ctx) => serve(ctx, '/index.html')),
-    publicRoute('GET', '/assets/:file', (ctx) => serve(ctx, `/assets/${ctx.params.file}`)),
-    publicRoute('GET', '/favicon.svg', (ctx) => serve(ctx, '/favicon.svg')),
-  ];
+  return {
+    index: (ctx) => serve(ctx, '/index.html'),
+    asset: (ctx) => serve(ctx, `/assets/${ctx.params.file}`),
+    favicon: (ctx) => serve(ctx, '/favicon.svg'),
+  } satisfies Record<string, Handler>;
 }

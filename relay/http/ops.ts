@@ -2,25 +2,24 @@
 // read from the database, counters from relay/metrics.ts).
 import type { RelayServices } from '../services.js';
 import { gauges, ping } from '../storage/ops.js';
-import { publicRoute } from './route-helpers.js';
-import type { Route } from './router.js';
+import type { Handler } from './router.js';
 
-export function opsRoutes(s: RelayServices): Route[] {
-  return [
-    publicRoute('GET', '/livez', async () => ({ status: 200, body: { status: 'ok' } })),
-    publicRoute('GET', '/readyz', async () => {
+export function opsHandlers(s: RelayServices) {
+  return {
+    livez: async () => ({ status: 200, body: { status: 'ok' } }),
+    readyz: async () => {
       const checks = { ...s.health };
       if (checks.database) {
         checks.database = await ping(s.db).then(() => true, () => false);
       }
       const ready = Object.values(checks).every(Boolean);
       return { status: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', checks } };
-    }),
-    publicRoute('GET', '/metrics', async () => ({
+    },
+    metrics: async () => ({
       status: 200,
       raw: { contentType: 'text/plain; version=0.0.4; charset=utf-8', data: await renderMetrics(s) },
-    })),
-  ];
+    }),
+  } satisfies Record<string, Handler>;
 }
 
 async function renderMetrics(s: RelayServices): Promise<string> {

@@ -1,41 +1,36 @@
-// Route constructors that put authentication in front of a handler, so no handler forgets it.
+// Who may call a route, put in front of its handler by the route table (routes.ts), so no handler
+// forgets it; and the small request-reading helpers the admin handlers share.
 import { authenticateKey, type KeyPrincipal } from '../domain/auth.js';
+import { asBody } from '../domain/admin-body.js';
 import type { RelayServices } from '../services.js';
 import { authenticateAdminRequest } from './admin-auth.js';
 import type { Reply, RequestContext } from './context.js';
-import type { Route } from './router.js';
+import type { Handler } from './router.js';
 
-type Method = Route['method'];
+/** A handler that runs for an authenticated API key. */
+export type KeyHandler = (ctx: RequestContext, key: KeyPrincipal) => Promise<Reply>;
 
-export function adminRoute(
-  services: RelayServices,
-  method: Method,
-  path: string,
-  handler: (ctx: RequestContext) => Promise<Reply>,
-): Route {
-  return {
-    method,
-    path,
-    handler: async (ctx) => {
-      authenticateAdminRequest(services, ctx);
-      return handler(ctx);
-    },
+/** An API key (Authorization: Bearer rr_...) must authenticate first. */
+export function withApiKey(services: RelayServices, handler: KeyHandler): Handler {
+  return async (ctx) => handler(ctx, await authenticateKey(services.db, services.keys, ctx.singleHeader('authorization'), services.keyUse));
+}
+
+/** The admin token or a dashboard session (with its CSRF checks) must authenticate first. */
+export function withAdmin(services: RelayServices, handler: Handler): Handler {
+  return async (ctx) => {
+    authenticateAdminRequest(services, ctx);
+    return handler(ctx);
   };
 }
 
-export function apiRoute(
-  services: RelayServices,
-  method: Method,
-  path: string,
-  handler: (ctx: RequestContext, key: KeyPrincipal) => Promise<Reply>,
-): Route {
-  return {
-    method,
-    path,
-    handler: async (ctx) => handler(ctx, await authenticateKey(services.db, services.keys, ctx.singleHeader('authorization'), services.keyUse)),
-  };
+const ADMIN_BODY_LIMIT = 64 * 1024;
+
+/** Admin bodies are small JSON objects; an empty body counts as {}. */
+export async function adminBody(ctx: RequestContext): Promise<Record<string, unknown>> {
+  const raw = await ctx.readBody(ADMIN_BODY_LIMIT);
+  if (raw.length === 0) return {};
+  return asBody(await ctx.readJson(ADMIN_BODY_LIMIT));
 }
 
-export function publicRoute(method: Method, path: string, handler: (ctx: RequestContext) => Promise<Reply>): Route {
-  return { method, path, handler };
-}
+/** A path parameter the route table guarantees. */
+export const param = (ctx: RequestContext, name: string): string => ctx.params[name]!;

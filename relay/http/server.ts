@@ -1,34 +1,16 @@
-// node:http in front of the route table: request ids, matching, authentication, and the one
-// place an error becomes a response.
+// node:http in front of the route table: request ids, matching, and handing each request or
+// WebSocket upgrade to its entry; errors are answered through error-reply.ts.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import type { Logger } from '../log.js';
 import type { RelayServices } from '../services.js';
-import { isStorageFault } from '../storage/db.js';
 import { createContext, type Reply } from './context.js';
-import { Router } from './router.js';
-import { buildRoutes } from './routes.js';
-
-export function errorReply(error: unknown): Reply {
-  if (error instanceof ApiError) {
-    const body: Record<string, unknown> = { code: error.code, message: error.message };
-    const headers: Record<string, string | number> = { ...error.extra.headers };
-    if (error.extra.retryAfter !== undefined) {
-      body.retry_after = error.extra.retryAfter;
-      headers['Retry-After'] = error.extra.retryAfter;
-    }
-    if (error.code === 'validation_error') body.details = error.extra.details ?? [];
-    return { status: error.status, body: { error: body }, headers };
-  }
-  // Busy, full or failing storage (from the writer or a read) is temporary: 503, never 500.
-  if (isStorageFault(error)) {
-    return errorReply(
-      new ApiError('service_unavailable', 'Storage is temporarily unavailable; retry after 1 second.', { retryAfter: 1 }),
-    );
-  }
-  return { status: 500, body: { error: { code: 'internal_error', message: 'An internal error occurred.' } } };
-}
+import { errorReply, refuseUpgrade } from './error-reply.js';
+import { Router, type Miss } from './router.js';
+import { buildRoutes, type SocketEndpoints } from './routes.js';
 
 function send(res: http.ServerResponse, requestId: string, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
@@ -53,8 +35,47 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export async function startHttpServer(services: RelayServices): Promise<HttpServer> {
-  const router = new Router(buildRoutes(services));
+/** The error a request that matched no entry is answered with. */
+function unmatched(match: Miss, method: string, pathname: string): ApiError {
+  if (match.kind === 'method_not_allowed') {
+    return new ApiError('method_not_allowed', `${method} is not allowed on ${pathname}; use ${match.allowed.join(' or ')}.`, {
+      headers: { Allow: match.allowed.join(', ') },
+    });
+  }
+  return new ApiError('not_found', `No route for ${method} ${pathname}.`);
+}
+
+function logUnexpected(log: Logger, requestId: string, error: unknown): void {
+  if (error instanceof ApiError) return;
+  const cause = (error as Error)?.cause as Error | undefined;
+  log.error('http', 'request failed', { request_id: requestId, error: (error as Error)?.message, cause: cause?.message });
+}
+
+/** A WebSocket handshake: its upgrade entry takes the socket, or it is refused with an error answer. */
+function onUpgrade(router: Router, log: Logger, req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+  socket.on('error', () => socket.destroy());
+  const requestId = newId('req');
+  const method = req.method ?? 'GET';
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://relay.invalid');
+  } catch {
+    refuseUpgrade(socket, requestId, new ApiError('invalid_request', 'The request target is not a valid URL.'));
+    return;
+  }
+  const match = router.matchUpgrade(method, url.pathname);
+  const upgraded =
+    match.kind === 'found'
+      ? match.route.upgrade({ req, socket, head, url, requestId })
+      : Promise.reject(unmatched(match, method, url.pathname));
+  upgraded.catch((error: unknown) => {
+    logUnexpected(log, requestId, error);
+    refuseUpgrade(socket, requestId, error);
+  });
+}
+
+export async function startHttpServer(services: RelayServices, sockets: SocketEndpoints): Promise<HttpServer> {
+  const router = new Router(buildRoutes(services, sockets));
   const { log, config } = services;
 
   const server = http.createServer(
@@ -79,24 +100,15 @@ export async function startHttpServer(services: RelayServices): Promise<HttpServ
       const match = router.match(method, url.pathname);
       const ctx = createContext(req, url, requestId);
       let pending: Promise<Reply>;
-      if (match.kind === 'not_found') {
-        pending = Promise.reject(new ApiError('not_found', `No route for ${method} ${url.pathname}.`));
-      } else if (match.kind === 'method_not_allowed') {
-        pending = Promise.reject(
-          new ApiError('method_not_allowed', `${method} is not allowed on ${url.pathname}; use ${match.allowed.join(' or ')}.`, {
-            headers: { Allow: match.allowed.join(', ') },
-          }),
-        );
-      } else {
+      if (match.kind === 'found') {
         ctx.params = match.params;
         pending = match.route.handler(ctx);
+      } else {
+        pending = Promise.reject(unmatched(match, method, url.pathname));
       }
       pending
         .catch((error: unknown) => {
-          if (!(error instanceof ApiError)) {
-            const cause = (error as Error)?.cause as Error | undefined;
-            log.error('http', 'request failed', { request_id: requestId, error: (error as Error)?.message, cause: cause?.message });
-          }
+          logUnexpected(log, requestId, error);
           return errorReply(error);
         })
         .then((reply) => {
@@ -114,6 +126,7 @@ export async function startHttpServer(services: RelayServices): Promise<HttpServ
         });
     },
   );
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(router, log, req, socket, head));
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     else socket.destroy();

@@ -2,18 +2,12 @@
 // live, one text frame per event holding exactly the webhook body, so `ravenctl listen` can sign
 // and forward the same bytes a webhook endpoint would receive. Authentication and the `events`
 // filter are checked before the upgrade, so a refusal is an ordinary HTTP error response.
-import http from 'node:http';
-import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { authenticateKey } from '../domain/auth.js';
 import { EVENT_TYPES, type EventType, type StoredEvent } from '../domain/timeline.js';
 import { ApiError, validationError } from '../errors.js';
-import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
-import { errorReply } from '../http/server.js';
-import { isInboxLiveRequest } from '../dashboard/inbox-live.js';
-
-export const LISTEN_PATH = '/v1/listen';
+import type { UpgradeHandler } from '../http/router.js';
 
 export interface ListenHubOptions {
   /** Real-time interval of the heartbeat ping; a client that missed the previous pong is dropped. */
@@ -21,6 +15,8 @@ export interface ListenHubOptions {
 }
 
 export interface ListenHub {
+  /** GET /v1/listen asking for a WebSocket (the route table sends it here). */
+  upgrade: UpgradeHandler;
   close(): Promise<void>;
 }
 
@@ -50,77 +46,34 @@ function parseEventsFilter(url: URL): Set<EventType> | null {
   return new Set(names as EventType[]);
 }
 
-/** Writes a complete HTTP error response on a socket that was asking to upgrade, then closes it. */
-function refuse(socket: Duplex, requestId: string, error: unknown): void {
-  const reply = errorReply(error);
-  const body = JSON.stringify(reply.body);
-  const headers: Record<string, string | number> = {
-    'Request-Id': requestId,
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(body),
-    Connection: 'close',
-    ...reply.headers,
-  };
-  const head = [
-    `HTTP/1.1 ${reply.status} ${http.STATUS_CODES[reply.status] ?? ''}`,
-    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
-  ].join('\r\n');
-  if (socket.writable) socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy());
-  else socket.destroy();
-}
-
-export function attachListenHub(server: http.Server, services: RelayServices, options: ListenHubOptions = {}): ListenHub {
+export function createListenHub(services: RelayServices, options: ListenHubOptions = {}): ListenHub {
   const { db, bus, log } = services;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024, clientTracking: false });
   const listeners = new Set<Listener>();
   let closing = false;
 
-  const onUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (isInboxLiveRequest(req)) return; // the dashboard's own socket (dashboard/inbox-live.ts)
-    socket.on('error', () => socket.destroy());
-    const requestId = newId('req');
-    void (async () => {
-      let url: URL;
-      try {
-        url = new URL(req.url ?? '/', 'http://relay.invalid');
-      } catch {
-        throw new ApiError('invalid_request', 'The request target is not a valid URL.');
-      }
-      if (url.pathname !== LISTEN_PATH) throw new ApiError('not_found', `No route for ${req.method} ${url.pathname}.`);
-      if (req.method !== 'GET') throw new ApiError('method_not_allowed', `${req.method} is not allowed on ${LISTEN_PATH}; use GET.`, { headers: { Allow: 'GET' } });
-      if (closing) throw new ApiError('service_unavailable', 'The relay is shutting down; retry after 1 second.', { retryAfter: 1 });
-      const authorization = req.headersDistinct.authorization;
-      if (authorization && authorization.length > 1) throw new ApiError('invalid_request', 'The authorization header must not be repeated.');
-      const key = await authenticateKey(db, services.keys, authorization?.[0], services.keyUse);
-      const events = parseEventsFilter(url);
-      return { key, events };
-    })().then(
-      ({ key, events }) => {
-        if (closing || socket.destroyed) {
-          socket.destroy();
-          return;
-        }
-        wss.handleUpgrade(req, socket, head, (ws) => {
-          const listener: Listener = { ws, projectId: key.projectId, keyId: key.keyId, events, alive: true };
-          listeners.add(listener);
-          log.info('listen', 'listener connected', { request_id: requestId, key_id: key.keyId, project_id: key.projectId });
-          ws.on('pong', () => {
-            listener.alive = true;
-          });
-          ws.on('error', () => ws.terminate());
-          ws.on('close', () => {
-            listeners.delete(listener);
-            log.info('listen', 'listener disconnected', { request_id: requestId, key_id: key.keyId });
-          });
-        });
-      },
-      (error: unknown) => {
-        if (!(error instanceof ApiError)) log.error('listen', 'upgrade failed', { request_id: requestId, error: (error as Error)?.message });
-        refuse(socket, requestId, error);
-      },
-    ).catch((error: unknown) => {
-      log.error('listen', 'upgrade failed', { request_id: requestId, error: (error as Error)?.message });
+  const upgrade: UpgradeHandler = async ({ req, socket, head, url, requestId }) => {
+    if (closing) throw new ApiError('service_unavailable', 'The relay is shutting down; retry after 1 second.', { retryAfter: 1 });
+    const authorization = req.headersDistinct.authorization;
+    if (authorization && authorization.length > 1) throw new ApiError('invalid_request', 'The authorization header must not be repeated.');
+    const key = await authenticateKey(db, services.keys, authorization?.[0], services.keyUse);
+    const events = parseEventsFilter(url);
+    if (closing || socket.destroyed) {
       socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const listener: Listener = { ws, projectId: key.projectId, keyId: key.keyId, events, alive: true };
+      listeners.add(listener);
+      log.info('listen', 'listener connected', { request_id: requestId, key_id: key.keyId, project_id: key.projectId });
+      ws.on('pong', () => {
+        listener.alive = true;
+      });
+      ws.on('error', () => ws.terminate());
+      ws.on('close', () => {
+        listeners.delete(listener);
+        log.info('listen', 'listener disconnected', { request_id: requestId, key_id: key.keyId });
+      });
     });
   };
 
@@ -150,15 +103,14 @@ export function attachListenHub(server: http.Server, services: RelayServices, op
   }, options.heartbeatMs ?? 30_000);
   heartbeat.unref();
 
-  server.on('upgrade', onUpgrade);
   bus.on('email.event', onEvent);
 
   return {
+    upgrade,
     async close() {
       if (closing) return;
       closing = true;
       clearInterval(heartbeat);
-      server.off('upgrade', onUpgrade);
       bus.off('email.event', onEvent);
       // Going away: listeners reconnect when the relay is back. Stragglers are cut after a second.
       await Promise.all(

@@ -12,12 +12,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { errorReply } from '../../relay/http/server.js';
+import { errorReply } from '../../relay/http/error-reply.js';
 import { isStorageFault, openDatabase } from '../../relay/storage/db.js';
 import { startContractProxy } from '../helpers/contract.js';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { call, startTestRelay, type CallResult } from '../helpers/start-relay.js';
-import { integrityCheck, openInspector, type Inspector } from './sqlite-inspect.js';
+import { integrityCheck, openInspector, type Inspector } from '../helpers/sqlite-inspect.js';
 
 const ADMIN_TOKEN = 'faults-admin-token-0123456789';
 /** Requests sent at once, so that several share one group commit. */

@@ -1,0 +1,44 @@
+// The one place an error becomes an answer: ApiError carries its catalogue status (relay/errors.ts);
+// busy or failing storage is a temporary 503; anything else is a bug, answered 500 without internals.
+// Both an HTTP response and a refused WebSocket upgrade are written from the same Reply.
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ApiError } from '../errors.js';
+import { isStorageFault } from '../storage/db.js';
+import type { Reply } from './context.js';
+
+/** The ApiError an error is answered as. */
+export function asApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  // Busy, full or failing storage (from the writer or a read) is temporary: 503, never 500.
+  if (isStorageFault(error)) return new ApiError('service_unavailable', 'Storage is temporarily unavailable; retry after 1 second.', { retryAfter: 1 });
+  return new ApiError('internal_error', 'An internal error occurred.');
+}
+
+export function errorReply(error: unknown): Reply {
+  const apiError = asApiError(error);
+  const body: Record<string, unknown> = { code: apiError.code, message: apiError.message };
+  const headers: Record<string, string | number> = { ...apiError.extra.headers };
+  if (apiError.extra.retryAfter !== undefined) {
+    body.retry_after = apiError.extra.retryAfter;
+    headers['Retry-After'] = apiError.extra.retryAfter;
+  }
+  if (apiError.code === 'validation_error') body.details = apiError.extra.details ?? [];
+  return { status: apiError.status, body: { error: body }, headers };
+}
+
+/** Writes a complete HTTP error response on a socket that was asking to upgrade, then closes it. */
+export function refuseUpgrade(socket: Duplex, requestId: string, error: unknown): void {
+  const reply = errorReply(error);
+  const body = JSON.stringify(reply.body);
+  const headers: Record<string, string | number> = {
+    'Request-Id': requestId,
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+    ...reply.headers,
+  };
+  const head = [`HTTP/1.1 ${reply.status} ${http.STATUS_CODES[reply.status] ?? ''}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)].join('\r\n');
+  if (socket.writable) socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy());
+  else socket.destroy();
+}
