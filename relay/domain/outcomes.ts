@@ -2,6 +2,7 @@
 // (CONTRACT section 4): the recipient rows, the timeline events (with their webhook outbox rows),
 // the suppressions a hard bounce or complaint creates, and terminal_at, all inside the caller's
 // transaction. Callers announce the returned events after COMMIT (announceEvents).
+import type { EmailStatus, RecipientStatus } from 'raven-email-sdk';
 import type { DeliveryResult, RecipientResult } from '../delivery/provider.js';
 import type { Queryable } from '../storage/db.js';
 import {
@@ -14,19 +15,6 @@ import {
   type RecipientChange,
 } from '../storage/delivery-state.js';
 import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
-
-export type RecipientStatus =
-  | 'queued'
-  | 'suppressed'
-  | 'sent'
-  | 'delivered'
-  | 'delivery_delayed'
-  | 'bounced'
-  | 'complained'
-  | 'failed'
-  | 'delivery_unknown';
-
-export type EmailStatus = 'queued' | 'suppressed' | 'sent' | 'delivered' | 'bounced' | 'failed' | 'delivery_unknown';
 
 /** Recipients still waiting for an outcome: the email is not terminal while any is left. */
 export const PENDING_STATUSES: readonly RecipientStatus[] = ['queued', 'delivery_delayed'];
