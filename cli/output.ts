@@ -5,6 +5,7 @@
  * Hints, spinners and errors go to stderr. Colours only when the stream is a terminal and
  * NO_COLOR is not set (FORCE_COLOR forces them on).
  */
+import type { EmailEvent } from 'raven-email-sdk';
 import { CliError, errorToHuman, errorToJson } from './errors.js';
 
 export interface OutputStream {
@@ -130,15 +131,8 @@ export function renderFields(fields: Array<[string, string | undefined | null]>,
   return present.map(([label, value]) => `${paint('dim', label.padEnd(width))}  ${value}`).join('\n');
 }
 
-export interface TimelineEvent {
-  id?: string;
-  type: string;
-  occurredAt: string;
-  payload?: unknown;
-}
-
 /** One line per event, oldest first: time, a marker coloured by outcome, type, a payload summary. */
-export function renderTimeline(events: TimelineEvent[], paint: Paint): string {
+export function renderTimeline(events: EmailEvent[], paint: Paint): string {
   if (events.length === 0) return paint('dim', '  (no events)');
   const typeWidth = Math.max(...events.map((e) => e.type.length));
   return events

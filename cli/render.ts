@@ -61,7 +61,7 @@ export function renderEmailDetail(email: EmailDetail, paint: Paint): string {
     recipients,
     '',
     paint('bold', 'Events'),
-    renderTimeline(email.events as Array<{ type: string; occurredAt: string; payload?: unknown }>, paint),
+    renderTimeline(email.events, paint),
   ].join('\n');
 }
 

@@ -3,29 +3,15 @@
  * `--metadata k=v`, and the local checks `send --dry-run` runs (CONTRACT section 2 field rules),
  * so a dry run predicts what the API would answer without a network call.
  */
+import type { SendEmailRequest } from 'raven-email-sdk';
 import { parseSendRequest, SPEC_MAX_RECIPIENTS } from '../relay/domain/send-request.js';
+import type { ErrorDetail } from '../relay/errors.js';
 import { UsageError } from './errors.js';
 
 export { mailboxProblem, subjectProblems } from '../relay/domain/send-request.js';
 
-export interface SendBody {
-  from: string;
-  to: string[];
-  subject: string;
-  text?: string;
-  html?: string;
-  cc?: string[];
-  bcc?: string[];
-  reply_to?: string;
-  headers?: Record<string, string>;
-  tags?: Record<string, string>;
-  metadata?: Record<string, string>;
-}
-
-export interface Detail {
-  field: string;
-  message: string;
-}
+/** The send request as the flags build it: recipients always as lists. */
+export type SendBody = Omit<SendEmailRequest, 'to' | 'cc' | 'bcc'> & { to: string[]; cc?: string[]; bcc?: string[] };
 
 /** `--header "X-Campaign: spring"` -> ['X-Campaign', 'spring']. Split at the first colon. */
 export function parseHeaderFlag(raw: string): [string, string] {
@@ -66,7 +52,7 @@ export function collectPairs(
  * Every broken rule, exactly as the API's validation_error details would name them: the relay's own
  * rules (relay/domain/send-request.ts) at the specification's recipient limit.
  */
-export function validateSendBody(body: SendBody): Detail[] {
+export function validateSendBody(body: SendBody): ErrorDetail[] {
   const checked = parseSendRequest(body, { maxRecipients: SPEC_MAX_RECIPIENTS });
   return checked.ok ? [] : checked.details;
 }

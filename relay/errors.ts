@@ -2,7 +2,7 @@
 // The domain throws ApiError; errorReply in relay/http/error-reply.ts is the one place it becomes a response.
 // `satisfies` ties it to openapi.yaml's ErrorCode enum: a code missing here or one the spec does not
 // list fails `npm run typecheck`.
-import type { ErrorCode as SpecErrorCode } from 'raven-email-sdk';
+import type { ErrorBody, ErrorCode as SpecErrorCode } from 'raven-email-sdk';
 
 export const ERROR_CATALOGUE = {
   invalid_request: { status: 400, meaning: 'The body is not a JSON object, repeats a key, or a header is malformed or repeated.' },
@@ -25,10 +25,8 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
-export interface ErrorDetail {
-  field: string;
-  message: string;
-}
+/** One broken field rule of a validation_error (openapi.yaml's ErrorDetail). */
+export type ErrorDetail = NonNullable<ErrorBody['error']['details']>[number];
 
 export class ApiError extends Error {
   readonly status: number;

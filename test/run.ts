@@ -22,8 +22,9 @@ const files = (dir: string) =>
 
 // What only SQLite has: its file locks, its own fault injection, the relay process on a data
 // directory. PostgreSQL's counterparts (server restart, kill -9 with leases) are in test/postgres.
-// And what runs no relay at all (type-checking SDK consumers). The dashboard's browser tests
-// (test/browser) run on SQLite only: a browser per test file is the slowest part of the suite.
+// And what runs no relay at all (type-checking SDK consumers, ravenctl's offline commands). The
+// dashboard's browser tests (test/browser) run on SQLite only: a browser per test file is the
+// slowest part of the suite.
 const SQLITE_ONLY = new Set([
   'test/integration/storage-faults.test.ts',
   'test/integration/crash.test.ts',
@@ -31,6 +32,8 @@ const SQLITE_ONLY = new Set([
   'test/e2e/cli-relay-production.test.ts',
   'test/e2e/sdk-package.test.ts',
   'test/e2e/cli-first-run.test.ts',
+  'test/e2e/cli-commands.test.ts',
+  'test/e2e/cli-webhooks.test.ts',
 ]);
 
 const SUITES = {

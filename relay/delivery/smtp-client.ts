@@ -3,7 +3,7 @@
 // Why not nodemailer's pooled transport: it reads the message ahead into its MIME stream before
 // DATA, so after a dropped connection it cannot tell "lost before the message was sent" (safe to
 // retry) from "lost after the whole message was sent, before the answer" (delivery_unknown, never
-// resent); and it re-queues a message whose connection closed mid-send, which after DATA would
+// resent: delivery-unknown.ts); and it re-queues a message whose connection closed mid-send, which after DATA would
 // deliver it twice. Driving SMTPConnection ourselves, the message stream is only read once the
 // server has answered DATA with 354, and the envelope object we pass carries the per-recipient
 // RCPT answers (accepted, rejected, rejectedErrors) even when the transaction fails later.
@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { isHardBounceStatus } from '../domain/outcomes.js';
 import type { Logger } from '../log.js';
+import { lostConnectionOutcome, nothingSent, type SendProgress } from './delivery-unknown.js';
 import type { DeliveryProvider, DeliveryResult, OutboundMessage, RecipientOutcome, RecipientResult } from './provider.js';
 
 export interface SmtpTarget {
@@ -204,14 +205,10 @@ class SessionPool {
   }
 }
 
-interface Attempt {
+interface Attempt extends SendProgress {
   info?: { accepted: string[]; rejected: string[]; rejectedErrors?: SmtpError[]; response: string; serverMessageId?: string };
   error?: SmtpError;
   envelope: Envelope;
-  /** The server answered DATA with 354 and we started sending the message. */
-  started: boolean;
-  /** Every byte of the message was handed to the connection. */
-  finished: boolean;
 }
 
 function sendOnce(conn: SMTPConnection, message: OutboundMessage): Promise<Attempt> {
@@ -279,10 +276,7 @@ function resultsFromError(message: OutboundMessage, attempt: Attempt): Recipient
       ? undefined
       : envelope.rejectedErrors?.find((e) => e.recipient !== undefined && sameAddress(e.recipient, address));
     if (refused) return result(address, classifyReply(refused.responseCode, refused.response), refused.responseCode, refused.response);
-    if (connectionLost) {
-      // Only the whole message followed by a lost answer can have been accepted.
-      return result(address, attempt.finished ? 'unknown' : 'deferred', undefined, err.message);
-    }
+    if (connectionLost) return result(address, lostConnectionOutcome(attempt), undefined, err.message);
     // A refusal of the whole transaction: MAIL FROM, DATA, or the answer to the message.
     const outcome = classifyReply(err.responseCode, err.response);
     return result(address, senderRefused && outcome === 'bounced' ? 'rejected' : outcome, err.responseCode, err.response ?? err.message);
@@ -331,7 +325,7 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
       const lost = err.code !== undefined && CONNECTION_ERRORS.has(err.code);
       pool.release(session, lost ? 'broken' : 'dirty');
       // A pooled session the server had already closed: nothing was sent, try a fresh one once.
-      if (lost && reused && !attempt.started && tries === 0) continue;
+      if (lost && reused && nothingSent(attempt) && tries === 0) continue;
       log.info('smtp', 'SMTP transaction failed', { email_id: message.emailId, provider: name, code: err.code, error: err.message });
       return { recipients: resultsFromError(message, attempt), providerMessageId: null };
     }

@@ -1,4 +1,5 @@
 // Who is calling: API keys for /v1, the admin token for /admin/v1.
+import type { ApiKey, Permission } from 'raven-email-sdk';
 import type { Db } from '../storage/db.js';
 import { findKeyByHash, type KeyAuthRow } from '../storage/keys.js';
 import { ApiError } from '../errors.js';
@@ -9,8 +10,8 @@ export interface KeyPrincipal {
   keyId: string;
   projectId: string;
   workspaceId: string;
-  prefix: 'rr_test_' | 'rr_live_';
-  permission: 'email:send' | 'email:read';
+  prefix: ApiKey['prefix'];
+  permission: Permission;
   testMode: boolean;
 }
 
@@ -74,7 +75,7 @@ export async function authenticateKey(db: Db, keys: KeyCache, authorization: str
   };
 }
 
-export function requirePermission(key: KeyPrincipal, permission: 'email:send' | 'email:read' | 'read'): void {
+export function requirePermission(key: KeyPrincipal, permission: Permission | 'read'): void {
   // Reading is allowed to both: email:send reads what it created, email:read the whole project.
   if (permission === 'read') return;
   if (key.permission !== permission) {

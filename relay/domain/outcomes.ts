@@ -2,6 +2,7 @@
 // (CONTRACT section 4): the recipient rows, the timeline events (with their webhook outbox rows),
 // the suppressions a hard bounce or complaint creates, and terminal_at, all inside the caller's
 // transaction. Callers announce the returned events after COMMIT (announceEvents).
+import type { EmailStatus, RecipientStatus } from 'raven-email-sdk';
 import type { DeliveryResult, RecipientResult } from '../delivery/provider.js';
 import type { Queryable } from '../storage/db.js';
 import {
@@ -14,19 +15,6 @@ import {
   type RecipientChange,
 } from '../storage/delivery-state.js';
 import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
-
-export type RecipientStatus =
-  | 'queued'
-  | 'suppressed'
-  | 'sent'
-  | 'delivered'
-  | 'delivery_delayed'
-  | 'bounced'
-  | 'complained'
-  | 'failed'
-  | 'delivery_unknown';
-
-export type EmailStatus = 'queued' | 'suppressed' | 'sent' | 'delivered' | 'bounced' | 'failed' | 'delivery_unknown';
 
 /** Recipients still waiting for an outcome: the email is not terminal while any is left. */
 export const PENDING_STATUSES: readonly RecipientStatus[] = ['queued', 'delivery_delayed'];
@@ -226,7 +214,7 @@ function decideDelivery(session: RecordingSession, input: DeliveryRecordInput): 
         session.setStatus(recipient, 'failed', true);
         session.event(state, recipient, 'email.failed', { reason: 'rejected' });
         break;
-      case 'unknown':
+      case 'unknown': // maybe sent: delivery/delivery-unknown.ts decides when
         session.setStatus(recipient, 'delivery_unknown', true);
         session.event(state, recipient, 'email.delivery_unknown');
         break;
@@ -249,9 +237,9 @@ export function recordDeliveryResults(tx: Queryable, inputs: readonly DeliveryRe
 }
 
 /**
- * Ends every pending recipient of the emails with one outcome, without a provider answer: the
- * worker died mid-dispatch (delivery_unknown, never resent), or the message could not be built
- * (failed).
+ * Ends every pending recipient of the emails with one outcome, without a provider answer: maybe
+ * sent (delivery_unknown, never resent: through settleMaybeSent in delivery/delivery-unknown.ts),
+ * or the message could not be built (failed).
  */
 export function settlePendingRecipients(
   tx: Queryable,
@@ -336,7 +324,7 @@ export type RemoteReport =
   | { kind: 'delivery' };
 
 // A bounce may overtake the worker's own record of the acceptance (the recipient still pending),
-// and proves that an unknown outcome did reach the provider.
+// and proves that a maybe-sent (delivery_unknown) message did reach the provider.
 const BOUNCEABLE: readonly RecipientStatus[] = ['queued', 'delivery_delayed', 'sent', 'delivered', 'delivery_unknown'];
 
 /**

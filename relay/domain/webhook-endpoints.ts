@@ -1,6 +1,7 @@
 // Webhook endpoints of a project, as the dashboard manages them: create (events checked against
 // the event types, the URL against the URL policy; the signing secret is shown once and stored
 // sealed), list, delete, and the delivery attempts of one endpoint with their next retry.
+import type { WebhookEndpoint } from 'raven-email-sdk';
 import { ApiError, validationError, type ErrorDetail } from '../errors.js';
 import { newId, newSecret } from '../ids.js';
 import type { RelayServices } from '../services.js';
@@ -10,12 +11,12 @@ import { nextAttemptAtMs } from '../webhooks/schedule.js';
 import { checkWebhookUrl, UrlPolicyError } from '../webhooks/url-policy.js';
 import type { AdminBody } from './admin-body.js';
 import { findProject } from './projects.js';
-import { EVENT_TYPES, type EventType } from './timeline.js';
+import { EVENT_TYPES } from './timeline.js';
 
 /** The attempts listed per endpoint, newest first; older ones stay in the database. */
 const MAX_LISTED_ATTEMPTS = 1000;
 
-type EventSelector = EventType | '*';
+type EventSelector = WebhookEndpoint['events'][number];
 
 const endpointView = (row: WebhookRow) => ({
   id: row.id,

@@ -1,5 +1,6 @@
 // One parse of a captured message (mailparser), and what the inbox and the message view take from it.
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import type { CapturedMessage } from 'raven-email-sdk';
 import type { InboxEntry } from '../storage/inbox.js';
 
 const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true } as const;
@@ -39,14 +40,7 @@ function htmlToPlain(html: string): string {
     .replace(/&nbsp;/g, ' ');
 }
 
-export interface AttachmentView {
-  index: number;
-  filename: string | null;
-  content_type: string;
-  size: number;
-  content_id: string | null;
-  inline: boolean;
-}
+export type AttachmentView = CapturedMessage['attachments'][number];
 
 export function attachmentViews(parsed: ParsedMail): AttachmentView[] {
   return parsed.attachments.map((a, index) => ({

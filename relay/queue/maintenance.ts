@@ -1,8 +1,8 @@
 // The worker's maintenance: recovery of dispatches a stopped process (or, on PostgreSQL, a relay
 // whose lease ran out) left running, and the periodic clean-ups: bodies past their retention,
 // expired idempotency keys, the sink's simulation bookkeeping and unmatched complaints.
+import { settleMaybeSent } from '../delivery/delivery-unknown.js';
 import { forgetExpiredIdempotencyKeys } from '../domain/idempotency.js';
-import { settlePendingRecipients } from '../domain/outcomes.js';
 import { announceEvents } from '../domain/timeline.js';
 import type { RelayServices } from '../services.js';
 import { deletePendingComplaintsBefore, eraseBodiesTerminalBefore } from '../storage/emails.js';
@@ -14,23 +14,17 @@ import { deleteSinkAttemptsBefore } from '../storage/sink-attempts.js';
 const MAINTENANCE_INTERVAL_MS = 60_000;
 
 /**
- * Jobs left running by a process that stopped mid-dispatch had begun it: never resend them. On
- * SQLite that is every running job at start-up (one relay per file); on PostgreSQL, where other
- * relays are dispatching too, the running jobs whose lease ran out, looked for at start-up and
- * then periodically.
+ * Jobs left running by a process that stopped mid-dispatch had begun it: maybe sent, never resend
+ * them (delivery/delivery-unknown.ts). On SQLite that is every running job at start-up (one relay
+ * per file); on PostgreSQL, where other relays are dispatching too, the running jobs whose lease
+ * ran out, looked for at start-up and then periodically.
  */
 export async function recoverInterruptedJobs(services: RelayServices): Promise<number> {
   const now = services.clock.iso();
   const { count, events } = await services.db.write(async (tx) => {
     const jobs = tx.dialect === 'postgres' ? await expiredJobLeases(tx, new Date().toISOString()) : await runningJobs(tx);
     if (jobs.length === 0) return { count: 0, events: [] };
-    const settled = await settlePendingRecipients(
-      tx,
-      jobs.map((j) => j.email_id),
-      'delivery_unknown',
-      now,
-      { reason: 'dispatch_interrupted' },
-    );
+    const settled = await settleMaybeSent(tx, jobs.map((j) => j.email_id), 'dispatch_interrupted', now);
     await releaseJobs(tx, jobs.map((j) => ({ id: j.id, state: 'dead', lastError: 'interrupted mid-dispatch' })), now);
     return { count: jobs.length, events: settled.flatMap((o) => o.events) };
   });

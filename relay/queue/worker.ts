@@ -5,10 +5,12 @@
 // Job states: ready -> running (claimed: committed before any connection is opened) -> done,
 // back to ready with a later run_at (deferred recipients), or dead (retries exhausted, or the
 // dispatch was interrupted). A job found running at start-up had begun its dispatch: the message
-// may have been accepted, so its pending recipients become delivery_unknown and are never resent.
+// may have been accepted, so its pending recipients become delivery_unknown and are never resent
+// (delivery/delivery-unknown.ts).
 import { deliveryConcurrency } from '../config.js';
 import { utcDay } from '../clock.js';
 import { signingKeyFor, signWithDomainKey } from '../delivery/dkim.js';
+import { settleMaybeSent, type MaybeSentReason } from '../delivery/delivery-unknown.js';
 import { buildOutboundMessage, senderDomain } from '../delivery/mime.js';
 import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
 import { inAdmissionBurst } from '../domain/admission.js';
@@ -114,6 +116,9 @@ interface Dispatcher {
   answers: WriteBatch<Answered, Recorded>;
 }
 
+/** How a dispatch ends when the provider gave no per-recipient answer. */
+type Unanswered = { outcome: 'failed'; reason: 'invalid_message' } | { outcome: 'delivery_unknown'; reason: MaybeSentReason };
+
 function releaseJob(services: RelayServices, change: JobChange): Promise<void> {
   return services.db.write((tx) => releaseJobs(tx, [change], services.clock.iso()));
 }
@@ -132,12 +137,15 @@ async function dispatch(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch): P
   const retryAtMs = d.limits().reserve(envelopeTo.length, clock.nowMs());
   if (retryAtMs > 0) return releaseJob(services, { id: job.id, state: 'ready', runAt: new Date(retryAtMs).toISOString() });
 
-  const settle = async (outcome: 'failed' | 'delivery_unknown', reason: string, error: unknown) => {
+  // No per-recipient answer: every pending recipient ends with one outcome, and the job dies.
+  const settle = async (ending: Unanswered, error: unknown) => {
+    const { outcome, reason } = ending;
     log.error('queue', 'dispatch failed', { job_id: job.id, email_id: job.email_id, reason, error: (error as Error).message });
     services.metrics.inc('raven_deliveries_total', { outcome: outcome === 'failed' ? 'failed' : 'unknown' }, envelopeTo.length);
     const now = clock.iso();
     const events = await db.write(async (tx) => {
-      const [settled] = await settlePendingRecipients(tx, [job.email_id], outcome, now, { reason });
+      const [settled] =
+        outcome === 'failed' ? await settlePendingRecipients(tx, [job.email_id], 'failed', now, { reason }) : await settleMaybeSent(tx, [job.email_id], reason, now);
       await releaseJobs(tx, [{ id: job.id, state: 'dead', attempts: attempt, lastError: `${reason}: ${(error as Error).message}`.slice(0, 200) }], now);
       return settled!.events;
     });
@@ -151,7 +159,7 @@ async function dispatch(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch): P
     message.raw = await signWithDomainKey(services, signingKeyFor(batch.domainKeys, email.project_id, domain), message.raw);
   } catch (error) {
     // Nothing was sent: the message cannot be built, and never will be.
-    await settle('failed', 'invalid_message', error);
+    await settle({ outcome: 'failed', reason: 'invalid_message' }, error);
     return;
   }
   let result: DeliveryResult;
@@ -160,7 +168,7 @@ async function dispatch(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch): P
   } catch (error) {
     // Providers report SMTP outcomes per recipient, so this is a bug; it may have happened after
     // the message was sent, so never resend.
-    await settle('delivery_unknown', 'dispatch_error', error);
+    await settle({ outcome: 'delivery_unknown', reason: 'dispatch_error' }, error);
     return;
   }
 

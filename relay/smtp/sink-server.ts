@@ -12,6 +12,7 @@
 // Mail to `raven.<domain>` addresses is not captured: that is the MX where bounces and complaints
 // come back (reports/report-mailbox.ts). With an upstream provider the listener is a public MX,
 // so it takes nothing but those reports.
+import type { CapturedMessage } from 'raven-email-sdk';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { emailIdFromEnvelopeSender } from '../delivery/mime.js';
 import { recordComplaint } from '../domain/outcomes.js';
@@ -43,7 +44,8 @@ export interface SmtpSinkOptions {
   tls?: ListenerTls;
 }
 
-export type SimulatedOutcome = 'bounced' | 'rejected' | 'delayed' | 'unknown' | 'complained' | 'delivered';
+/** The outcomes a captured message lists (openapi.yaml's SimulatedOutcome), or delivered for any other address. */
+export type SimulatedOutcome = CapturedMessage['simulated_outcomes'][number]['outcome'] | 'delivered';
 
 const SIMULATED = new Set<SimulatedOutcome>(['bounced', 'rejected', 'delayed', 'unknown', 'complained']);
 

@@ -2,7 +2,7 @@
 // read and written for many emails at once: a statement per table, whatever the number of emails,
 // because every statement is a trip to the sqlite3 thread pool and back. JSON fields are text on
 // PostgreSQL: numbers go through CAST, which SQLite accepts as well.
-import type { RecipientStatus } from '../domain/outcomes.js';
+import type { RecipientStatus } from 'raven-email-sdk';
 import type { Queryable } from './db.js';
 import { allStatements, insertRows, runWithRows } from './rows.js';
 

@@ -1,4 +1,5 @@
 // Domains connected to projects, their DNS records and DKIM keys.
+import type { Domain } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
 import { inValues } from './rows.js';
 
@@ -6,7 +7,7 @@ export interface DomainRow {
   id: string;
   project_id: string;
   name: string;
-  status: 'pending' | 'verified';
+  status: Domain['status'];
   dkim_selector: string;
   dkim_public_key: string | null;
   records_json: string;

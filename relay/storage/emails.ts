@@ -1,4 +1,5 @@
 // Emails and their recipients.
+import type { RecipientOutcome } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
 import { insertRows, insertValues, runWithRows } from './rows.js';
 
@@ -91,7 +92,7 @@ export async function getEmailDetail(q: Reader, scope: EmailScope, emailId: stri
 }
 
 /** The To and Cc recipients, in order (BCC are never shown). */
-export function listVisibleRecipients(q: Reader, emailId: string): Promise<Array<{ address: string; type: 'to' | 'cc'; status: string; updated_at: string }>> {
+export function listVisibleRecipients(q: Reader, emailId: string): Promise<Array<{ address: string; type: RecipientOutcome['type']; status: string; updated_at: string }>> {
   return q.all("SELECT address, type, status, updated_at FROM recipients WHERE email_id = ? AND type != 'bcc' ORDER BY position", [emailId]);
 }
 

@@ -1,12 +1,13 @@
 // API keys. Only the SHA-256 of a secret is stored; callers compare it in constant time.
+import type { ApiKey, Permission } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
 
 export interface KeyRow {
   id: string;
   project_id: string;
   name: string;
-  prefix: 'rr_test_' | 'rr_live_';
-  permission: 'email:send' | 'email:read';
+  prefix: ApiKey['prefix'];
+  permission: Permission;
   last4: string;
   created_at: string;
   revoked_at: string | null;
@@ -18,8 +19,8 @@ export interface KeyAuthRow {
   id: string;
   project_id: string;
   workspace_id: string;
-  prefix: 'rr_test_' | 'rr_live_';
-  permission: 'email:send' | 'email:read';
+  prefix: ApiKey['prefix'];
+  permission: Permission;
   secret_hash: string;
   revoked_at: string | null;
   activated_at: string | null;

@@ -1,8 +1,9 @@
 // Suppressed addresses per workspace (lower-cased): hard bounces, complaints and manual entries.
+import type { Suppression } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
 import { inTextPairs } from './rows.js';
 
-export type SuppressionReason = 'hard_bounce' | 'complaint' | 'manual';
+export type SuppressionReason = Suppression['reason'];
 
 export interface SuppressionRow {
   address_lc: string;

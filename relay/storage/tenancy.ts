@@ -1,4 +1,5 @@
 // Workspaces and their projects.
+import type { Environment } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
 
 export interface WorkspaceRow {
@@ -12,7 +13,7 @@ export interface ProjectRow {
   id: string;
   workspace_id: string;
   name: string;
-  environment: 'development' | 'production';
+  environment: Environment;
   created_at: string;
 }
 

@@ -8,7 +8,7 @@ import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.j
 import { loadReport, reportAddressOf, returnPathOf } from '../helpers/report-fixtures.js';
 import { smtpSendOnce, type SmtpSendError } from '../helpers/smtp-send.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
-import { startReceiver, type Receiver } from './webhooks-helpers.js';
+import { startReceiver, type Receiver } from '../helpers/webhooks.js';
 
 let upstream: FakeUpstream;
 let t: TestRelay;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { call } from '../helpers/start-relay.js';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
-import { integrityCheck } from './sqlite-inspect.js';
+import { integrityCheck } from '../helpers/sqlite-inspect.js';
 
 const ADMIN_TOKEN = 'crash-admin-token-0123456789';
 const CYCLES = Number(process.env.RAVEN_CRASH_CYCLES ?? 20);

@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
-import { createEndpoint, startReceiver, type Receiver } from './webhooks-helpers.js';
+import { createEndpoint, startReceiver, type Receiver } from '../helpers/webhooks.js';
 
 let t: TestRelay;
 let receiver: Receiver;

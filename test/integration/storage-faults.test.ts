@@ -17,7 +17,7 @@ import { isStorageFault, openDatabase } from '../../relay/storage/db.js';
 import { startContractProxy } from '../helpers/contract.js';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { call, startTestRelay, type CallResult } from '../helpers/start-relay.js';
-import { integrityCheck, openInspector, type Inspector } from './sqlite-inspect.js';
+import { integrityCheck, openInspector, type Inspector } from '../helpers/sqlite-inspect.js';
 
 const ADMIN_TOKEN = 'faults-admin-token-0123456789';
 /** Requests sent at once, so that several share one group commit. */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
-import { createEndpoint } from './webhooks-helpers.js';
+import { createEndpoint } from '../helpers/webhooks.js';
 
 describe('admin webhook endpoints (development relay: local webhooks allowed)', () => {
   let t: TestRelay;

@@ -30,7 +30,7 @@ import {
   type Answer,
   type AttemptView,
   type Receiver,
-} from './webhooks-helpers.js';
+} from '../helpers/webhooks.js';
 
 // The contract's schedule, written out here rather than read from the relay, so that the test
 // checks the relay against it.

@@ -12,7 +12,7 @@ import { webhookDispatcherDefaults } from '../../relay/webhooks/dispatcher.js';
 import { WEBHOOK_RETRY_DELAYS_SECONDS } from '../../relay/webhooks/schedule.js';
 import { verifyWebhook } from '../../sdk/webhooks.js';
 import { ADMIN_TOKEN, call, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
-import { advanceClock, createEndpoint, deliveries, insertEndpointRow, sleep, startReceiver, waitForAttempts, type Receiver } from './webhooks-helpers.js';
+import { advanceClock, createEndpoint, deliveries, insertEndpointRow, sleep, startReceiver, waitForAttempts, type Receiver } from '../helpers/webhooks.js';
 
 describe('webhook delivery', () => {
   let t: TestRelay;

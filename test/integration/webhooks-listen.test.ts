@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { createProjectWithKey, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
-import { createEndpoint, sleep, startReceiver, type Receiver } from './webhooks-helpers.js';
+import { createEndpoint, sleep, startReceiver, type Receiver } from '../helpers/webhooks.js';
 
 interface Connected {
   ws: WebSocket;

@@ -20,7 +20,7 @@ import {
   type ResolveAll,
 } from '../../relay/webhooks/url-policy.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
-import { createEndpoint, insertEndpointRow, startReceiver, waitForAttempts, type Receiver } from './webhooks-helpers.js';
+import { createEndpoint, insertEndpointRow, startReceiver, waitForAttempts, type Receiver } from '../helpers/webhooks.js';
 
 describe('retry schedule', () => {
   test('1 min, 5 min, 15 min, 1 h, 6 h, 24 h: seven attempts in total', () => {

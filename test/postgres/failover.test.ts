@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
-import { inParallel, startCluster, waitFor, type Cluster } from './cluster.js';
+import { inParallel, startCluster, waitFor, type Cluster } from '../helpers/postgres-cluster.js';
 
 /** An upstream SMTP server that reads each message and, while `holding`, keeps its answer back. */
 interface HoldingUpstream {

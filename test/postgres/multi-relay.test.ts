@@ -3,9 +3,9 @@
 // (each attempt made by one relay). Issue 14, "Several relays, one database".
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startReceiver, type Receiver } from '../integration/webhooks-helpers.js';
+import { startReceiver, type Receiver } from '../helpers/webhooks.js';
 import { call } from '../helpers/start-relay.js';
-import { ADMIN_TOKEN, inParallel, startCluster, waitFor, type Cluster } from './cluster.js';
+import { ADMIN_TOKEN, inParallel, startCluster, waitFor, type Cluster } from '../helpers/postgres-cluster.js';
 
 describe('three relays on one database', () => {
   let cluster: Cluster;

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
-import type { TestRelay } from '../helpers/start-relay.js';
+import type { TestRelay } from './start-relay.js';
 import type { AttemptRow } from '../../relay/storage/webhooks.js';
 
 export interface ReceivedRequest {

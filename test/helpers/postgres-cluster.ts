@@ -4,10 +4,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freshPostgresDatabase } from '../helpers/backend.js';
-import { createTestDatabase } from '../helpers/postgres-server.js';
-import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
-import { call, type CallResult } from '../helpers/start-relay.js';
+import { freshPostgresDatabase } from './backend.js';
+import { createTestDatabase } from './postgres-server.js';
+import { startRelayProcess, type RelayProcess } from './relay-process.js';
+import { call, type CallResult } from './start-relay.js';
 
 export const ADMIN_TOKEN = 'cluster-admin-token-0123456789';
 
