@@ -100,6 +100,14 @@ export function Inbox({ onUnread }: { onUnread: (n: number) => void }) {
     }
   };
 
+  // Keys act on what the list shows now: the handler reads refs, registered once, so a key pressed
+  // right after another (j then Enter) never sees the selection from before the first.
+  const current = useRef({ messages, selected });
+  current.current.messages = messages;
+  const select = (index: number) => {
+    current.current.selected = index;
+    setSelected(index);
+  };
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       const target = event.target as HTMLElement;
@@ -107,22 +115,23 @@ export function Inbox({ onUnread }: { onUnread: (n: number) => void }) {
         if (event.key === 'Escape' && target === searchRef.current) searchRef.current.blur();
         return;
       }
+      const { messages: shown, selected: at } = current.current;
       if (event.key === '/') {
         event.preventDefault();
         searchRef.current?.focus();
       } else if (event.key === 'j' || event.key === 'ArrowDown') {
-        setSelected((i) => Math.min(i + 1, messages.length - 1));
+        select(Math.max(0, Math.min(at + 1, shown.length - 1)));
       } else if (event.key === 'k' || event.key === 'ArrowUp') {
-        setSelected((i) => Math.max(i - 1, 0));
-      } else if (event.key === 'Enter' && messages[selected]) {
-        navigate('inbox', messages[selected].id);
-      } else if ((event.key === 'Delete' || event.key === 'Backspace') && messages[selected]) {
-        void remove(messages[selected]);
+        select(Math.max(at - 1, 0));
+      } else if (event.key === 'Enter' && shown[at]) {
+        navigate('inbox', shown[at].id);
+      } else if ((event.key === 'Delete' || event.key === 'Backspace') && shown[at]) {
+        void remove(shown[at]);
       }
     };
     addEventListener('keydown', onKey);
     return () => removeEventListener('keydown', onKey);
-  }, [messages, selected]);
+  }, []);
 
   useEffect(() => {
     document.querySelector(`[data-index="${selected}"]`)?.scrollIntoView({ block: 'nearest' });
@@ -166,7 +175,7 @@ export function Inbox({ onUnread }: { onUnread: (n: number) => void }) {
             aria-selected={i === selected}
             class={`message-row${m.read ? '' : ' unread'}${i === selected ? ' selected' : ''}`}
             onClick={() => navigate('inbox', m.id)}
-            onMouseEnter={() => setSelected(i)}
+            onMouseEnter={() => select(i)}
           >
             <span class="dot" aria-label={m.read ? undefined : 'unread'} />
             <span class="from" title={m.from_address}>
