@@ -56,6 +56,12 @@ export interface Harness {
   waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T>;
   /** Waits until the email has no recipient queued or delivery_delayed. */
   waitForTerminal(id: string, timeoutMs?: number): Promise<Record<string, any>>;
+  /**
+   * Queues an email now and waits until it is delivered. The worker claims due jobs oldest run_at
+   * first, so by then every job due at this moment has been claimed: what a test expects not to
+   * be dispatched by now was not, with no sleep to guess how long that takes.
+   */
+  passBarrier(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -193,6 +199,10 @@ export async function startHarness(
         },
         timeoutMs,
       );
+    },
+    async passBarrier() {
+      const barrier = await h.waitForTerminal(await h.insertEmail({ to: [`barrier@${boot.domain}`] }));
+      if (barrier.status !== 'delivered') throw new Error(`the barrier email ended ${barrier.status}`);
     },
     async stop() {
       await h.worker?.stop();

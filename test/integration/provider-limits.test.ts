@@ -23,14 +23,30 @@ test('a message over the daily allowance waits for the next UTC day, then is del
 
   const second = await t.send({ to: [`c@${t.domain}`, `d@${t.domain}`] });
   assert.equal(second.status, 202);
-  await new Promise((r) => setTimeout(r, 1500));
+  const clock = await t.admin('GET', '/admin/v1/clock');
+  const now = new Date(clock.body.now);
+  const tomorrow = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  const job = await putBack(second.body.id);
+  assert.deepEqual([job.attempts, job.run_at], [0, new Date(tomorrow).toISOString()], 'put back for the next UTC day, not attempted');
   const waiting = await t.api('GET', `/v1/emails/${second.body.id}`);
   assert.equal(waiting.body.status, 'queued', 'held back, not failed');
   assert.ok(waiting.body.recipients.every((r: any) => r.status === 'queued'));
 
-  const clock = await t.admin('GET', '/admin/v1/clock');
-  const now = new Date(clock.body.now);
-  const tomorrow = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   await t.admin('POST', '/admin/v1/clock/advance', { seconds: Math.ceil((tomorrow - now.getTime()) / 1000) + 1 });
   assert.equal((await t.waitForFinal(second.body.id)).status, 'delivered');
 });
+
+/** Waits until the worker has looked at the email's job and put it back for later. */
+async function putBack(emailId: string): Promise<{ attempts: number; run_at: string }> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const job = await t.relay.services.db.get<{ state: string; attempts: number; run_at: string; created_at: string }>(
+      'SELECT state, attempts, run_at, created_at FROM jobs WHERE email_id = ?',
+      [emailId],
+    );
+    if (job?.state === 'ready' && job.run_at > job.created_at) return job;
+    if (job?.state === 'done' || job?.state === 'dead') throw new Error(`the job of ${emailId} was not held back: ${JSON.stringify(job)}`);
+    if (Date.now() > deadline) throw new Error(`the job of ${emailId} was not put back: ${JSON.stringify(job)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
