@@ -18,9 +18,15 @@ export function requireString(body: AdminBody, field: string, max = 200): string
   return value.trim();
 }
 
-export function requireOneOf<T extends string>(body: AdminBody, field: string, allowed: readonly T[]): T {
+/**
+ * One value of an enum of openapi.yaml. The choices are a record of every value (in the order the
+ * message lists them), so naming the enum's type (`requireOneOf<Permission>`) makes a value
+ * missing from or unknown to the spec a type error.
+ */
+export function requireOneOf<T extends string>(body: AdminBody, field: string, choices: Record<T, true>): T {
   const value = body[field];
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+  const allowed = Object.keys(choices);
+  if (typeof value !== 'string' || !allowed.includes(value)) {
     throw validationError([{ field, message: `must be one of ${allowed.join(', ')}` }]);
   }
   return value as T;

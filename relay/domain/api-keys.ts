@@ -1,5 +1,6 @@
 // API keys of a project: created with the project's environment prefix (the secret is shown once
 // and only its hash stored), listed redacted, revoked.
+import type { Permission } from 'raven-email-sdk';
 import { ApiError } from '../errors.js';
 import { newId, newSecret } from '../ids.js';
 import { hashSecret } from '../secrets.js';
@@ -12,7 +13,7 @@ import { findProject } from './projects.js';
 export async function createKey(s: RelayServices, projectId: string, body: AdminBody) {
   const project = await findProject(s, projectId);
   const name = requireString(body, 'name');
-  const permission = requireOneOf(body, 'permission', ['email:send', 'email:read'] as const);
+  const permission = requireOneOf<Permission>(body, 'permission', { 'email:send': true, 'email:read': true });
   const prefix = project.environment === 'production' ? 'rr_live_' : 'rr_test_';
   const key = newSecret(prefix, 24);
   const row: Omit<KeyRow, 'last_used_at'> = { id: newId('key'), project_id: projectId, name, prefix, permission, last4: key.slice(-4), created_at: s.clock.iso(), revoked_at: null };

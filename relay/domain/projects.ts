@@ -1,5 +1,6 @@
 // Projects of a workspace (development or production), and the lookup every project-scoped
 // operation (domains, keys, webhook endpoints) starts with.
+import type { Environment } from 'raven-email-sdk';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
@@ -10,7 +11,7 @@ import { findWorkspace } from './workspaces.js';
 export async function createProject(s: RelayServices, workspaceId: string, body: AdminBody) {
   await findWorkspace(s, workspaceId);
   const name = requireString(body, 'name');
-  const environment = requireOneOf(body, 'environment', ['development', 'production'] as const);
+  const environment = requireOneOf<Environment>(body, 'environment', { development: true, production: true });
   const row: tenancy.ProjectRow = { id: newId('prj'), workspace_id: workspaceId, name, environment, created_at: s.clock.iso() };
   await s.db.write((tx) => tenancy.insertProject(tx, row));
   return row;
