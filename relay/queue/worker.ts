@@ -1,6 +1,7 @@
-// The delivery worker: claims due jobs atomically, dispatches each email through the provider,
-// records the outcomes, and schedules retries from the backoff table. At start-up it recovers jobs
-// a previous process left running (maintenance.ts, which also runs the periodic clean-ups).
+// The delivery worker: claims due jobs atomically (claimDueJobs, DeliveryWorker.tick), dispatches
+// each email through the provider (dispatchJob), records the outcomes (recordOutcome) and schedules
+// retries from the backoff table (scheduleNextAttempt, jobAfter). At start-up it recovers jobs a
+// previous process left running (maintenance.ts, which also runs the periodic clean-ups).
 //
 // Job states: ready -> running (claimed: committed before any connection is opened) -> done,
 // back to ready with a later run_at (deferred recipients), or dead (retries exhausted, or the
@@ -25,10 +26,10 @@ import { announceEvents } from '../domain/timeline.js';
 import { countDeliveryResult } from '../metrics.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
-import { loadDispatchBatch, type DispatchBatch } from '../storage/dispatch.js';
+import { loadDispatchBatch, type DispatchBatch, type DispatchEmail, type PendingRecipient } from '../storage/dispatch.js';
 import { claimJobs, hasDueJob, recipientsHandedOverSince, releaseJobs, type ClaimedJob, type JobChange } from '../storage/jobs.js';
 import { retryDelaySeconds } from './backoff.js';
-import { recoverInterruptedJobs, startMaintenance } from './maintenance.js';
+import { recoverInterruptedJobs, startMaintenance, type Maintenance } from './maintenance.js';
 import { ProviderLimits } from './provider-limits.js';
 import { claimJobsWithLease, renewJobLeases } from '../storage/postgres/queue.js';
 
@@ -80,8 +81,8 @@ interface Recorded extends RecordedOutcome {
   nextAttemptAt?: string;
 }
 
-/** The outcome to record, with the retry measured from the moment it is recorded. */
-function recordInput(answered: Answered, nowMs: number): DeliveryRecordInput {
+/** The outcome to record, with the next attempt (if any) measured from the moment it is recorded. */
+function scheduleNextAttempt(answered: Answered, nowMs: number): DeliveryRecordInput {
   const attempt = answered.job.attempts + 1;
   const delay = retryDelaySeconds(attempt);
   const input: DeliveryRecordInput = { emailId: answered.job.email_id, result: answered.result, acceptedMeans: answered.acceptedMeans, attempt };
@@ -102,7 +103,7 @@ function jobAfter(answered: Answered, input: DeliveryRecordInput, outcome: Recor
 /** Records many answers in one unit of a group commit: a statement per table for all of them. */
 async function recordAnswers(tx: Queryable, answers: Answered[], nowMs: number): Promise<Recorded[]> {
   const now = new Date(nowMs).toISOString();
-  const inputs = answers.map((a) => recordInput(a, nowMs));
+  const inputs = answers.map((a) => scheduleNextAttempt(a, nowMs));
   const outcomes = await recordDeliveryResults(tx, inputs, now);
   await releaseJobs(tx, answers.map((a, i) => jobAfter(a, inputs[i]!, outcomes[i]!)), now);
   return outcomes.map((outcome, i) => (outcome.pending > 0 && inputs[i]!.nextAttemptAt ? { ...outcome, nextAttemptAt: inputs[i]!.nextAttemptAt } : outcome));
@@ -123,44 +124,37 @@ function releaseJob(services: RelayServices, change: JobChange): Promise<void> {
   return services.db.write((tx) => releaseJobs(tx, [change], services.clock.iso()));
 }
 
-async function dispatch(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch): Promise<void> {
+/** One RCPT per distinct address, even when it is listed twice (To and CC). */
+function envelopeRecipients(email: DispatchEmail): PendingRecipient[] {
+  const seen = new Set<string>();
+  return email.pending.filter((r) => !seen.has(r.address_lc) && seen.add(r.address_lc));
+}
+
+/** The MIME message for the recipients, DKIM-signed with the sender domain's key if it has one. */
+async function buildSignedMessage(services: RelayServices, batch: DispatchBatch, email: DispatchEmail, envelopeTo: PendingRecipient[]): Promise<OutboundMessage> {
+  const message = await buildOutboundMessage(email, envelopeTo, services.clock.now());
+  const domain = senderDomain(email.from_address);
+  message.raw = await signWithDomainKey(services, signingKeyFor(batch.domainKeys, email.project_id, domain), message.raw);
+  return message;
+}
+
+/** Dispatches one claimed job: build, hand to the provider, record the answer. */
+async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch): Promise<void> {
   const { services, provider } = d;
-  const { db, clock, log } = services;
-  const attempt = job.attempts + 1;
   const email = batch.emails.get(job.email_id);
   if (!email || email.pending.length === 0) return releaseJob(services, { id: job.id, state: 'done' });
-  // One RCPT per distinct address, even when it is listed twice (To and CC).
-  const seen = new Set<string>();
-  const envelopeTo = email.pending.filter((r) => !seen.has(r.address_lc) && seen.add(r.address_lc));
+  const envelopeTo = envelopeRecipients(email);
 
   // Over the provider's rate or daily allowance: back to the queue, not a delivery attempt.
-  const retryAtMs = d.limits().reserve(envelopeTo.length, clock.nowMs());
+  const retryAtMs = d.limits().reserve(envelopeTo.length, services.clock.nowMs());
   if (retryAtMs > 0) return releaseJob(services, { id: job.id, state: 'ready', runAt: new Date(retryAtMs).toISOString() });
-
-  // No per-recipient answer: every pending recipient ends with one outcome, and the job dies.
-  const settle = async (ending: Unanswered, error: unknown) => {
-    const { outcome, reason } = ending;
-    log.error('queue', 'dispatch failed', { job_id: job.id, email_id: job.email_id, reason, error: (error as Error).message });
-    services.metrics.inc('raven_deliveries_total', { outcome: outcome === 'failed' ? 'failed' : 'unknown' }, envelopeTo.length);
-    const now = clock.iso();
-    const events = await db.write(async (tx) => {
-      const [settled] =
-        outcome === 'failed' ? await settlePendingRecipients(tx, [job.email_id], 'failed', now, { reason }) : await settleMaybeSent(tx, [job.email_id], reason, now);
-      await releaseJobs(tx, [{ id: job.id, state: 'dead', attempts: attempt, lastError: `${reason}: ${(error as Error).message}`.slice(0, 200) }], now);
-      return settled!.events;
-    });
-    announceEvents(services.bus, events);
-  };
 
   let message: OutboundMessage;
   try {
-    message = await buildOutboundMessage(email, envelopeTo, clock.now());
-    const domain = senderDomain(email.from_address);
-    message.raw = await signWithDomainKey(services, signingKeyFor(batch.domainKeys, email.project_id, domain), message.raw);
+    message = await buildSignedMessage(services, batch, email, envelopeTo);
   } catch (error) {
     // Nothing was sent: the message cannot be built, and never will be.
-    await settle({ outcome: 'failed', reason: 'invalid_message' }, error);
-    return;
+    return settleUnanswered(services, job, envelopeTo.length, { outcome: 'failed', reason: 'invalid_message' }, error);
   }
   let result: DeliveryResult;
   try {
@@ -168,166 +162,227 @@ async function dispatch(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch): P
   } catch (error) {
     // Providers report SMTP outcomes per recipient, so this is a bug; it may have happened after
     // the message was sent, so never resend.
-    await settle({ outcome: 'delivery_unknown', reason: 'dispatch_error' }, error);
-    return;
+    return settleUnanswered(services, job, envelopeTo.length, { outcome: 'delivery_unknown', reason: 'dispatch_error' }, error);
   }
 
   const answered: Answered = { job, result, acceptedMeans: provider.name === 'sink' ? 'delivered' : 'sent', summary: summarize(result) };
-  let outcome: Recorded;
-  try {
-    outcome = await db.writeBatched(d.answers, answered);
-  } catch (error) {
-    // One more try, on its own (a batch fails whole): if it fails too the job stays running and
-    // start-up recovery settles it.
-    log.warn('queue', 'cannot record delivery outcome, retrying', { job_id: job.id, error: (error as Error).message });
-    await new Promise((r) => setTimeout(r, 1_000));
-    outcome = (await db.write((tx) => recordAnswers(tx, [answered], clock.nowMs())))[0]!;
-  }
+  const outcome = await recordOutcome(d, answered);
   announceEvents(services.bus, outcome.events);
   countDeliveryResult(services.metrics, result, answered.acceptedMeans);
-  log.info('queue', 'dispatched', {
+  services.log.info('queue', 'dispatched', {
     job_id: job.id,
     email_id: job.email_id,
-    attempt,
+    attempt: job.attempts + 1,
     outcome: answered.summary,
     status: outcome.status,
     ...(outcome.nextAttemptAt ? { next_attempt_at: outcome.nextAttemptAt } : {}),
   });
 }
 
+/** No per-recipient answer: every pending recipient ends with one outcome, and the job dies. */
+async function settleUnanswered(services: RelayServices, job: ClaimedJob, recipients: number, ending: Unanswered, error: unknown): Promise<void> {
+  const { outcome, reason } = ending;
+  services.log.error('queue', 'dispatch failed', { job_id: job.id, email_id: job.email_id, reason, error: (error as Error).message });
+  services.metrics.inc('raven_deliveries_total', { outcome: outcome === 'failed' ? 'failed' : 'unknown' }, recipients);
+  const now = services.clock.iso();
+  const events = await services.db.write(async (tx) => {
+    const [settled] =
+      outcome === 'failed' ? await settlePendingRecipients(tx, [job.email_id], 'failed', now, { reason }) : await settleMaybeSent(tx, [job.email_id], reason, now);
+    const lastError = `${reason}: ${(error as Error).message}`.slice(0, 200);
+    await releaseJobs(tx, [{ id: job.id, state: 'dead', attempts: job.attempts + 1, lastError }], now);
+    return settled!.events;
+  });
+  announceEvents(services.bus, events);
+}
+
+/** Records the provider's answer with the others that finish meanwhile (one group commit). */
+async function recordOutcome(d: Dispatcher, answered: Answered): Promise<Recorded> {
+  const { db, clock, log } = d.services;
+  try {
+    return await db.writeBatched(d.answers, answered);
+  } catch (error) {
+    // One more try, on its own (a batch fails whole): if it fails too the job stays running and
+    // start-up recovery settles it.
+    log.warn('queue', 'cannot record delivery outcome, retrying', { job_id: answered.job.id, error: (error as Error).message });
+    await new Promise((r) => setTimeout(r, 1_000));
+    return (await db.write((tx) => recordAnswers(tx, [answered], clock.nowMs())))[0]!;
+  }
+}
+
 export function startWorker(services: RelayServices, provider: DeliveryProvider): Worker {
-  const { db, clock, log, bus } = services;
-  const concurrency = deliveryConcurrency(services.config.delivery);
-  // Clients waiting on admission come first: during a burst of admissions at most the pace of an
-  // upstream is kept in flight, so the CPU goes to answering them and the queue absorbs the
-  // burst; full concurrency returns a second after it.
-  const inBurst = Math.min(concurrency, BURST_CONCURRENCY);
-  const inflight = new Set<Promise<void>>();
-  const dispatching = new Set<number>(); // job ids, for lease renewal
-  let stopped = false;
-  let ticking = false;
-  let again = false;
-  let started = false; // after start-up recovery
-  let limits = new ProviderLimits(services.config.delivery, 0, clock.nowMs());
-  const dispatcher: Dispatcher = {
-    services,
-    provider,
-    limits: () => limits,
-    answers: { run: async (tx, items) => (await recordAnswers(tx, items, clock.nowMs())).map((value) => ({ status: 'fulfilled', value })) },
+  const worker = new DeliveryWorker(services, provider);
+  worker.start();
+  return { stop: () => worker.stop() };
+}
+
+/**
+ * The claim loop: claims due jobs into free slots whenever woken (a new job, the end of a
+ * dispatch, the test clock, the poll), after start-up recovery has settled what a previous
+ * process left running.
+ */
+class DeliveryWorker implements Worker {
+  private readonly concurrency: number;
+  private readonly inBurst: number;
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly dispatching = new Set<number>(); // job ids, for lease renewal
+  private readonly dispatcher: Dispatcher;
+  private limits: ProviderLimits;
+  private stopped = false;
+  private ticking = false;
+  private again = false;
+  private started = false; // after start-up recovery
+  private maintenance!: Maintenance;
+  private startup!: Promise<void>;
+  private poll?: NodeJS.Timeout;
+  private leases?: NodeJS.Timeout;
+  private readonly kick = (): void => {
+    if (!this.stopped && this.started) void this.tick();
+  };
+  private readonly onAdvanced = (): void => {
+    this.kick();
+    this.maintenance.runNow();
   };
 
-  async function tick(): Promise<void> {
-    if (ticking) {
-      again = true;
-      return;
+  constructor(
+    private readonly services: RelayServices,
+    private readonly provider: DeliveryProvider,
+  ) {
+    const { clock } = services;
+    this.concurrency = deliveryConcurrency(services.config.delivery);
+    // Clients waiting on admission come first: during a burst of admissions at most the pace of an
+    // upstream is kept in flight, so the CPU goes to answering them and the queue absorbs the
+    // burst; full concurrency returns a second after it.
+    this.inBurst = Math.min(this.concurrency, BURST_CONCURRENCY);
+    this.limits = new ProviderLimits(services.config.delivery, 0, clock.nowMs());
+    this.dispatcher = {
+      services,
+      provider,
+      limits: () => this.limits,
+      answers: { run: async (tx, items) => (await recordAnswers(tx, items, clock.nowMs())).map((value) => ({ status: 'fulfilled', value })) },
+    };
+  }
+
+  start(): void {
+    const { services } = this;
+    this.maintenance = startMaintenance(services);
+    this.startup = this.recoverThenStart();
+    // Several relays on PostgreSQL: renew our claims, and settle those of relays that died.
+    if (services.db.dialect === 'postgres') {
+      this.leases = setInterval(() => this.tendLeases(), Math.max(250, (services.config.delivery.leaseSeconds * 1000) / 3));
+      this.leases.unref();
     }
-    ticking = true;
+    this.poll = setInterval(this.kick, POLL_INTERVAL_MS);
+    this.poll.unref();
+    services.bus.on('jobs.ready', this.kick);
+    services.clock.on('advanced', this.onAdvanced);
+    services.health.worker = true;
+    services.log.info('queue', 'worker started', { concurrency: this.concurrency, provider: this.provider.name });
+  }
+
+  /** Settles what a previous process left running, then starts claiming. */
+  private async recoverThenStart(): Promise<void> {
+    const { db, clock, log } = this.services;
     try {
-      do {
-        again = false;
-        const limit = inAdmissionBurst(services) ? inBurst : concurrency;
-        const room = limit - inflight.size;
-        // Claims are batches: a finished dispatch does not claim its successor alone, the worker
-        // waits until a quarter of its slots are free (or it is idle) and claims that many at once.
-        if (stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && inflight.size > 0)) break;
-        if (!(await hasDueJob(db, clock.iso())) || stopped) break;
-        const jobs = await claimDueJobs(services, room);
-        if (jobs.length === 0) break;
-        const batch = loadDispatchBatch(db, jobs.map((j) => j.email_id), PENDING_STATUSES);
-        for (const job of jobs) {
-          const run = batch
-            .then((loaded) => dispatch(dispatcher, job, loaded))
-            .catch((error: unknown) =>
-              log.error('queue', 'dispatch crashed', { job_id: job.id, email_id: job.email_id, error: (error as Error).message }),
-            )
-            .finally(() => {
-              inflight.delete(run);
-              dispatching.delete(job.id);
-              kick();
-            });
-          inflight.add(run);
-          dispatching.add(job.id);
-        }
-        if (jobs.length === room) again = true;
-      } while (again && !stopped);
-    } catch (error) {
-      log.error('queue', 'cannot claim jobs', { error: (error as Error).message });
-    } finally {
-      ticking = false;
-    }
-  }
-
-  function kick(): void {
-    if (!stopped && started) void tick();
-  }
-
-  const maintenance = startMaintenance(services);
-
-  const onAdvanced = () => {
-    kick();
-    maintenance.runNow();
-  };
-
-  const startup = recoverInterruptedJobs(services)
-    .then(async () => {
+      await recoverInterruptedJobs(this.services);
       // The daily allowance counts what was already handed to the provider today.
       const dayStart = `${utcDay(clock.nowMs())}T00:00:00.000Z`;
-      limits = new ProviderLimits(services.config.delivery, await recipientsHandedOverSince(db, dayStart), clock.nowMs());
-    })
-    .catch((error: unknown) => log.error('queue', 'start-up recovery failed', { error: (error as Error).message }))
-    .then(() => {
-      started = true;
-      kick();
-      maintenance.runNow();
-    });
+      this.limits = new ProviderLimits(this.services.config.delivery, await recipientsHandedOverSince(db, dayStart), clock.nowMs());
+    } catch (error) {
+      log.error('queue', 'start-up recovery failed', { error: (error as Error).message });
+    }
+    this.started = true;
+    this.kick();
+    this.maintenance.runNow();
+  }
 
-  // Several relays on PostgreSQL: renew our claims, and settle those of relays that died.
-  const leaseMs = services.config.delivery.leaseSeconds * 1000;
-  const leases =
-    db.dialect === 'postgres'
-      ? setInterval(() => {
-          renewJobLeases(db, [...dispatching], leaseUntil(services)).catch((error: unknown) =>
-            log.warn('queue', 'cannot renew job leases', { error: (error as Error).message }),
-          );
-          if (started && !stopped) {
-            recoverInterruptedJobs(services).catch((error: unknown) =>
-              log.warn('queue', 'cannot recover expired job leases', { error: (error as Error).message }),
-            );
-          }
-        }, Math.max(250, leaseMs / 3))
-      : undefined;
-  leases?.unref();
-  const poll = setInterval(kick, POLL_INTERVAL_MS);
-  poll.unref();
-  bus.on('jobs.ready', kick);
-  clock.on('advanced', onAdvanced);
-  services.health.worker = true;
-  log.info('queue', 'worker started', { concurrency, provider: provider.name });
+  private tendLeases(): void {
+    const { db, log } = this.services;
+    renewJobLeases(db, [...this.dispatching], leaseUntil(this.services)).catch((error: unknown) =>
+      log.warn('queue', 'cannot renew job leases', { error: (error as Error).message }),
+    );
+    if (this.started && !this.stopped) {
+      recoverInterruptedJobs(this.services).catch((error: unknown) =>
+        log.warn('queue', 'cannot recover expired job leases', { error: (error as Error).message }),
+      );
+    }
+  }
 
-  return {
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      clearInterval(poll);
-      const maintained = maintenance.stop();
-      clearInterval(leases);
-      bus.off('jobs.ready', kick);
-      clock.off('advanced', onAdvanced);
-      await startup;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([
-        Promise.allSettled([...inflight]).then(() => false),
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (timedOut) log.warn('queue', 'stopped with dispatches in flight; they are recovered at the next start', { in_flight: inflight.size });
-      // Wait for a maintenance write in progress: the database closes after the worker.
-      await maintained;
-      services.health.worker = false;
-      await provider.close();
-      log.info('queue', 'worker stopped');
-    },
-  };
+  private async tick(): Promise<void> {
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = true;
+    try {
+      do {
+        this.again = false;
+        const room = this.room();
+        if (room === 0) break;
+        if (!(await hasDueJob(this.services.db, this.services.clock.iso())) || this.stopped) break;
+        const jobs = await claimDueJobs(this.services, room);
+        if (jobs.length === 0) break;
+        const batch = loadDispatchBatch(this.services.db, jobs.map((j) => j.email_id), PENDING_STATUSES);
+        for (const job of jobs) this.begin(job, batch);
+        if (jobs.length === room) this.again = true;
+      } while (this.again && !this.stopped);
+    } catch (error) {
+      this.services.log.error('queue', 'cannot claim jobs', { error: (error as Error).message });
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /**
+   * How many jobs to claim now, 0 for none. Claims are batches: a finished dispatch does not claim
+   * its successor alone, the worker waits until a quarter of its slots are free (or it is idle)
+   * and claims that many at once.
+   */
+  private room(): number {
+    const limit = inAdmissionBurst(this.services) ? this.inBurst : this.concurrency;
+    const room = limit - this.inflight.size;
+    if (this.stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && this.inflight.size > 0)) return 0;
+    return room;
+  }
+
+  /** Dispatches a claimed job in a slot; its end frees the slot and claims again. */
+  private begin(job: ClaimedJob, batch: Promise<DispatchBatch>): void {
+    const run = batch
+      .then((loaded) => dispatchJob(this.dispatcher, job, loaded))
+      .catch((error: unknown) =>
+        this.services.log.error('queue', 'dispatch crashed', { job_id: job.id, email_id: job.email_id, error: (error as Error).message }),
+      )
+      .finally(() => {
+        this.inflight.delete(run);
+        this.dispatching.delete(job.id);
+        this.kick();
+      });
+    this.inflight.add(run);
+    this.dispatching.add(job.id);
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    const { services } = this;
+    this.stopped = true;
+    clearInterval(this.poll);
+    const maintained = this.maintenance.stop();
+    clearInterval(this.leases);
+    services.bus.off('jobs.ready', this.kick);
+    services.clock.off('advanced', this.onAdvanced);
+    await this.startup;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      Promise.allSettled([...this.inflight]).then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) services.log.warn('queue', 'stopped with dispatches in flight; they are recovered at the next start', { in_flight: this.inflight.size });
+    // Wait for a maintenance write in progress: the database closes after the worker.
+    await maintained;
+    services.health.worker = false;
+    await this.provider.close();
+    services.log.info('queue', 'worker stopped');
+  }
 }

@@ -7,7 +7,7 @@ import { Agent, request } from 'undici';
 import { signWebhook } from 'raven-email-sdk';
 import type { RelayServices } from '../services.js';
 import { claimWebhookAttempt, releaseWebhookAttempt } from '../storage/postgres/queue.js';
-import { deliveryProgress, dueDeliveries, nextDeliveryDueAfter, recordAttempt, type DueDelivery } from '../storage/webhooks.js';
+import { deliveryProgress, dueDeliveries, nextDeliveryDueAfter, recordAttempt, type AttemptRecord, type DueDelivery } from '../storage/webhooks.js';
 import { nextAttemptAtMs, WEBHOOK_MAX_ATTEMPTS } from './schedule.js';
 import { checkWebhookUrlSyntax, createGuardedConnector, UrlPolicyError } from './url-policy.js';
 
@@ -49,72 +49,114 @@ export interface WebhookDispatcher {
 }
 
 export function startWebhookDispatcher(services: RelayServices, options: DispatcherOptions = {}): WebhookDispatcher {
-  const { db, clock, bus, log, secrets, config } = services;
   const timeoutMs = options.timeoutMs ?? webhookDispatcherDefaults.timeoutMs;
   const concurrency = options.concurrency ?? webhookDispatcherDefaults.concurrency;
-  const agent = new Agent({
-    connect: createGuardedConnector(config.allowLocalWebhooks, timeoutMs),
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    keepAliveTimeout: 4_000,
-  });
+  const loop = new OutboxLoop(services, concurrency, timeoutMs);
+  loop.start();
+  return { stop: () => loop.stop() };
+}
 
+/** What every attempt of one dispatcher shares. */
+interface AttemptContext {
+  services: RelayServices;
+  agent: Agent;
+  /** Real time an endpoint gets to answer. */
+  timeoutMs: number;
+  /** Whether stop() has begun: an attempt it cuts short is not an attempt. */
+  stopping(): boolean;
+}
+
+interface InFlight {
+  promise: Promise<void>;
+  abort: AbortController;
+  webhookId: string;
+}
+
+/**
+ * The scan loop: claims due deliveries into free slots, rescans whenever an attempt ends or the
+ * bus or the test clock says so, and otherwise sleeps until the next delivery is due.
+ */
+class OutboxLoop {
+  private readonly inFlight = new Map<number, InFlight>();
+  private readonly attempts: AttemptContext;
   // One slow endpoint (10 s time-outs) must not take every slot: it gets at most half of them.
-  const perEndpoint = Math.max(1, Math.floor(concurrency / 2));
-  const inFlight = new Map<number, { promise: Promise<void>; abort: AbortController; webhookId: string }>();
-  let stopping = false;
-  let scanning = false;
-  let rescan = false;
-  let timer: NodeJS.Timeout | undefined;
+  private readonly perEndpoint: number;
+  private stopping = false;
+  private scanning = false;
+  private rescan = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly wake = () => void this.scan();
 
-  const wake = () => void scan();
-  bus.on('webhooks.ready', wake);
-  clock.on('advanced', wake);
+  constructor(
+    private readonly services: RelayServices,
+    private readonly concurrency: number,
+    timeoutMs: number,
+  ) {
+    const agent = new Agent({
+      connect: createGuardedConnector(services.config.allowLocalWebhooks, timeoutMs),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      keepAliveTimeout: 4_000,
+    });
+    this.attempts = { services, agent, timeoutMs, stopping: () => this.stopping };
+    this.perEndpoint = Math.max(1, Math.floor(concurrency / 2));
+  }
 
-  async function scan(): Promise<void> {
-    if (stopping) return;
-    if (scanning) {
-      rescan = true;
+  start(): void {
+    this.services.bus.on('webhooks.ready', this.wake);
+    this.services.clock.on('advanced', this.wake);
+    void this.scan();
+  }
+
+  private async scan(): Promise<void> {
+    if (this.stopping) return;
+    if (this.scanning) {
+      this.rescan = true;
       return;
     }
-    scanning = true;
+    this.scanning = true;
     try {
       do {
-        rescan = false;
-        await claimAndSend();
-      } while (rescan && !stopping);
-      await armTimer();
+        this.rescan = false;
+        await this.claimAndSend();
+      } while (this.rescan && !this.stopping);
+      await this.armTimer();
     } catch (error) {
-      if (!stopping) log.error('webhook', 'scan failed', { error: (error as Error).message });
-      armRetryTimer(1_000);
+      if (!this.stopping) this.services.log.error('webhook', 'scan failed', { error: (error as Error).message });
+      this.armRetryTimer(1_000);
     } finally {
-      scanning = false;
+      this.scanning = false;
     }
   }
 
-  async function claimAndSend(): Promise<void> {
-    const free = concurrency - inFlight.size;
-    if (free <= 0) return;
+  private async claimAndSend(): Promise<void> {
+    const { inFlight, concurrency, perEndpoint } = this;
+    if (concurrency - inFlight.size <= 0) return;
     // The oldest due rows, at most perEndpoint per endpoint (its in-flight ones count among them),
     // so a backlog on one endpoint never hides the due rows of the others.
-    const rows = await dueDeliveries(db, clock.iso(), perEndpoint, concurrency + inFlight.size);
+    const rows = await dueDeliveries(this.services.db, this.services.clock.iso(), perEndpoint, concurrency + inFlight.size);
     const busy = new Map<string, number>();
     for (const f of inFlight.values()) busy.set(f.webhookId, (busy.get(f.webhookId) ?? 0) + 1);
     for (const row of rows) {
-      if (stopping || inFlight.size >= concurrency) break;
+      if (this.stopping || inFlight.size >= concurrency) break;
       if (inFlight.has(row.id) || (busy.get(row.webhook_id) ?? 0) >= perEndpoint) continue;
       busy.set(row.webhook_id, (busy.get(row.webhook_id) ?? 0) + 1);
-      const abort = new AbortController();
-      const promise = attempt(row, abort.signal)
-        .catch((error: unknown) => {
-          if (!stopping) log.error('webhook', 'attempt failed to record', { delivery_id: row.id, error: (error as Error).message });
-        })
-        .finally(() => {
-          inFlight.delete(row.id);
-          if (!stopping) void scan();
-        });
-      inFlight.set(row.id, { promise, abort, webhookId: row.webhook_id });
+      this.begin(row);
     }
+  }
+
+  /** Starts an attempt in a slot; its end frees the slot and rescans. */
+  private begin(row: DueDelivery): void {
+    const abort = new AbortController();
+    const promise = attemptDelivery(this.attempts, row, abort.signal)
+      .catch((error: unknown) => {
+        if (!this.stopping) this.services.log.error('webhook', 'attempt failed to record', { delivery_id: row.id, error: (error as Error).message });
+      })
+      .finally(() => {
+        this.inFlight.delete(row.id);
+        if (!this.stopping) void this.scan();
+      });
+    this.inFlight.set(row.id, { promise, abort, webhookId: row.webhook_id });
   }
 
   /**
@@ -122,141 +164,154 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
    * due rows left unclaimed are waiting for a slot, and the end of each attempt rescans; so only
    * future rows set the timer then (otherwise a busy endpoint would make this spin).
    */
-  async function armTimer(): Promise<void> {
-    if (stopping) return;
-    const next = await nextDeliveryDueAfter(db, inFlight.size === 0 ? '' : clock.iso());
+  private async armTimer(): Promise<void> {
+    if (this.stopping) return;
+    const { db, clock } = this.services;
+    const next = await nextDeliveryDueAfter(db, this.inFlight.size === 0 ? '' : clock.iso());
     if (!next) {
-      armRetryTimer(MAX_IDLE_MS);
+      this.armRetryTimer(MAX_IDLE_MS);
       return;
     }
-    armRetryTimer(Math.min(MAX_IDLE_MS, Math.max(0, Date.parse(next) - clock.nowMs())));
+    this.armRetryTimer(Math.min(MAX_IDLE_MS, Math.max(0, Date.parse(next) - clock.nowMs())));
   }
 
-  function armRetryTimer(ms: number): void {
-    if (timer) clearTimeout(timer);
-    if (stopping) return;
-    timer = setTimeout(wake, ms);
-    timer.unref();
+  private armRetryTimer(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.stopping) return;
+    this.timer = setTimeout(this.wake, ms);
+    this.timer.unref();
   }
 
-  /**
-   * Whether the row as scanned is still the row to send. A scan's read can start before another
-   * attempt of the same row commits and be handled after that attempt left inFlight: without this
-   * fresh look (after the commit, so it sees it) the row would be sent twice.
-   */
-  async function stillDue(row: DueDelivery): Promise<boolean> {
-    const now = await deliveryProgress(db, row.id);
-    return now !== undefined && now.state === 'pending' && now.attempts === row.attempts && (now.next_attempt_at ?? '') <= clock.iso();
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.services.bus.off('webhooks.ready', this.wake);
+    this.services.clock.off('advanced', this.wake);
+    if (this.timer) clearTimeout(this.timer);
+    const pending = [...this.inFlight.values()];
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
+    await Promise.race([Promise.all(pending.map((p) => p.promise)), grace]);
+    for (const p of this.inFlight.values()) p.abort.abort();
+    await Promise.all([...this.inFlight.values()].map((p) => p.promise));
+    await this.attempts.agent.close().catch(() => undefined);
   }
+}
 
-  /**
-   * Whether this relay makes the row's next attempt. On PostgreSQL other relays scan the same
-   * outbox: one claim (with a lease, in case this relay dies mid-attempt) decides which of them.
-   */
-  function claim(row: DueDelivery): Promise<boolean> {
-    if (db.dialect !== 'postgres') return stillDue(row);
-    const realNow = Date.now();
-    const leaseUntil = new Date(realNow + timeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString();
-    return claimWebhookAttempt(db, row.id, row.attempts, clock.iso(), new Date(realNow).toISOString(), leaseUntil);
+/** One attempt of a due delivery: claim it, send it, record what happened. */
+async function attemptDelivery(ctx: AttemptContext, row: DueDelivery, signal: AbortSignal): Promise<void> {
+  const { db, clock } = ctx.services;
+  if (!(await claimAttempt(ctx, row))) return;
+  const number = row.attempts + 1;
+  const startedMs = clock.nowMs();
+  const outcome = await postDelivery(ctx, row, signal);
+  if (signal.aborted && ctx.stopping()) {
+    // Shutdown cut it short: not an attempt, retried after restart (or at once by another relay).
+    if (db.dialect === 'postgres') await db.write((tx) => releaseWebhookAttempt(tx, row.id));
+    return;
   }
+  await recordOutcome(ctx.services, row, number, startedMs, outcome);
+}
 
-  async function attempt(row: DueDelivery, signal: AbortSignal): Promise<void> {
-    if (!(await claim(row))) return;
-    const number = row.attempts + 1;
-    const startedMs = clock.nowMs();
-    const outcome = await send(row, signal);
-    if (signal.aborted && stopping) {
-      // Shutdown cut it short: not an attempt, retried after restart (or at once by another relay).
-      if (db.dialect === 'postgres') await db.write((tx) => releaseWebhookAttempt(tx, row.id));
-      return;
-    }
+/**
+ * Whether this relay makes the row's next attempt. On PostgreSQL other relays scan the same
+ * outbox: one claim (with a lease, in case this relay dies mid-attempt) decides which of them.
+ */
+function claimAttempt(ctx: AttemptContext, row: DueDelivery): Promise<boolean> {
+  const { db, clock } = ctx.services;
+  if (db.dialect !== 'postgres') return stillDue(ctx.services, row);
+  const realNow = Date.now();
+  const leaseUntil = new Date(realNow + ctx.timeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString();
+  return claimWebhookAttempt(db, row.id, row.attempts, clock.iso(), new Date(realNow).toISOString(), leaseUntil);
+}
 
-    const attemptedAt = new Date(startedMs).toISOString();
-    const nextMs = outcome.delivered ? null : nextAttemptAtMs(number, startedMs);
-    const state = outcome.delivered ? 'delivered' : nextMs === null ? 'failed' : 'pending';
-    await db.write((tx) =>
-      recordAttempt(tx, {
-        deliveryId: row.id,
-        attempt: number,
-        statusCode: outcome.statusCode,
-        error: outcome.error,
-        attemptedAt,
-        state,
-        nextAttemptAt: nextMs === null ? null : new Date(nextMs).toISOString(),
-      }),
-    );
-    services.metrics.inc('raven_webhook_attempts_total', { result: outcome.delivered ? 'success' : 'failure' });
-    const fields = {
-      webhook_id: row.webhook_id,
-      event_id: row.event_id,
+/**
+ * Whether the row as scanned is still the row to send. A scan's read can start before another
+ * attempt of the same row commits and be handled after that attempt left inFlight: without this
+ * fresh look (after the commit, so it sees it) the row would be sent twice.
+ */
+async function stillDue(services: RelayServices, row: DueDelivery): Promise<boolean> {
+  const now = await deliveryProgress(services.db, row.id);
+  return now !== undefined && now.state === 'pending' && now.attempts === row.attempts && (now.next_attempt_at ?? '') <= services.clock.iso();
+}
+
+/** Where a delivery stands after attempt `number`: delivered, failed (it was the last) or pending until the next. */
+function scheduleNext(outcome: AttemptOutcome, number: number, startedMs: number): { state: AttemptRecord['state']; nextMs: number | null } {
+  const nextMs = outcome.delivered ? null : nextAttemptAtMs(number, startedMs);
+  return { state: outcome.delivered ? 'delivered' : nextMs === null ? 'failed' : 'pending', nextMs };
+}
+
+/** Records the attempt and the delivery's next state, then counts and logs it. */
+async function recordOutcome(services: RelayServices, row: DueDelivery, number: number, startedMs: number, outcome: AttemptOutcome): Promise<void> {
+  const { state, nextMs } = scheduleNext(outcome, number, startedMs);
+  await services.db.write((tx) =>
+    recordAttempt(tx, {
+      deliveryId: row.id,
       attempt: number,
-      status_code: outcome.statusCode,
+      statusCode: outcome.statusCode,
       error: outcome.error,
-    };
-    if (state === 'delivered') log.info('webhook', 'delivered', fields);
-    else if (state === 'failed') log.warn('webhook', `gave up after ${WEBHOOK_MAX_ATTEMPTS} attempts`, fields);
-    else log.info('webhook', 'attempt failed; retry scheduled', { ...fields, next_attempt_at: new Date(nextMs!).toISOString() });
-  }
-
-  async function send(row: DueDelivery, shutdown: AbortSignal): Promise<AttemptOutcome> {
-    let url: URL;
-    let secret: string;
-    try {
-      // The policy may have changed since creation (an upstream relay without local webhooks).
-      url = checkWebhookUrlSyntax(row.url, config.allowLocalWebhooks);
-      secret = secrets.open(row.secret_enc);
-    } catch (error) {
-      const message = error instanceof UrlPolicyError ? `refused by the URL policy: url ${error.message}` : 'signing secret unreadable';
-      return { statusCode: null, error: message, delivered: false };
-    }
-    // Fresh timestamp and signature on every attempt; the body bytes never change.
-    const signed = signWebhook(row.body, secret, { timestamp: clock.unix() });
-    const signal = AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)]);
-    try {
-      // undici's request() never follows redirects (no redirect interceptor is installed): a 3xx
-      // is an answer like any other non-2xx, and a failure.
-      const res = await request(url, {
-        method: 'POST',
-        dispatcher: agent,
-        signal,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': WEBHOOK_USER_AGENT,
-          'service-timestamp': signed.timestamp,
-          'service-signature': signed.signature,
-          'service-event-id': row.event_id,
-        },
-        body: row.body,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      const status = res.statusCode;
-      await res.body.dump({ limit: MAX_RESPONSE_BYTES, signal }).catch(() => undefined);
-      if (status >= 200 && status < 300) return { statusCode: status, error: null, delivered: true };
-      const why = status >= 300 && status < 400 ? `redirect (HTTP ${status}) not followed` : `HTTP ${status}`;
-      return { statusCode: status, error: why, delivered: false };
-    } catch (error) {
-      return { statusCode: null, error: describeNetworkError(error, signal, timeoutMs), delivered: false };
-    }
-  }
-
-  void scan();
-
-  return {
-    async stop() {
-      if (stopping) return;
-      stopping = true;
-      bus.off('webhooks.ready', wake);
-      clock.off('advanced', wake);
-      if (timer) clearTimeout(timer);
-      const pending = [...inFlight.values()];
-      const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
-      await Promise.race([Promise.all(pending.map((p) => p.promise)), grace]);
-      for (const p of inFlight.values()) p.abort.abort();
-      await Promise.all([...inFlight.values()].map((p) => p.promise));
-      await agent.close().catch(() => undefined);
-    },
+      attemptedAt: new Date(startedMs).toISOString(),
+      state,
+      nextAttemptAt: nextMs === null ? null : new Date(nextMs).toISOString(),
+    }),
+  );
+  services.metrics.inc('raven_webhook_attempts_total', { result: outcome.delivered ? 'success' : 'failure' });
+  const fields = {
+    webhook_id: row.webhook_id,
+    event_id: row.event_id,
+    attempt: number,
+    status_code: outcome.statusCode,
+    error: outcome.error,
   };
+  const { log } = services;
+  if (state === 'delivered') log.info('webhook', 'delivered', fields);
+  else if (state === 'failed') log.warn('webhook', `gave up after ${WEBHOOK_MAX_ATTEMPTS} attempts`, fields);
+  else log.info('webhook', 'attempt failed; retry scheduled', { ...fields, next_attempt_at: new Date(nextMs!).toISOString() });
+}
+
+/** The endpoint's URL and signing secret, or why the attempt fails without a request. */
+function openEndpoint(services: RelayServices, row: DueDelivery): { url: URL; secret: string } | { refused: string } {
+  try {
+    // The policy may have changed since creation (an upstream relay without local webhooks).
+    return { url: checkWebhookUrlSyntax(row.url, services.config.allowLocalWebhooks), secret: services.secrets.open(row.secret_enc) };
+  } catch (error) {
+    return { refused: error instanceof UrlPolicyError ? `refused by the URL policy: url ${error.message}` : 'signing secret unreadable' };
+  }
+}
+
+/** One signed POST of the delivery's body; every failure is an outcome, never a throw. */
+async function postDelivery(ctx: AttemptContext, row: DueDelivery, shutdown: AbortSignal): Promise<AttemptOutcome> {
+  const { timeoutMs } = ctx;
+  const endpoint = openEndpoint(ctx.services, row);
+  if ('refused' in endpoint) return { statusCode: null, error: endpoint.refused, delivered: false };
+  // Fresh timestamp and signature on every attempt; the body bytes never change.
+  const signed = signWebhook(row.body, endpoint.secret, { timestamp: ctx.services.clock.unix() });
+  const signal = AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)]);
+  try {
+    // undici's request() never follows redirects (no redirect interceptor is installed): a 3xx
+    // is an answer like any other non-2xx, and a failure.
+    const res = await request(endpoint.url, {
+      method: 'POST',
+      dispatcher: ctx.agent,
+      signal,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': WEBHOOK_USER_AGENT,
+        'service-timestamp': signed.timestamp,
+        'service-signature': signed.signature,
+        'service-event-id': row.event_id,
+      },
+      body: row.body,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const status = res.statusCode;
+    await res.body.dump({ limit: MAX_RESPONSE_BYTES, signal }).catch(() => undefined);
+    if (status >= 200 && status < 300) return { statusCode: status, error: null, delivered: true };
+    const why = status >= 300 && status < 400 ? `redirect (HTTP ${status}) not followed` : `HTTP ${status}`;
+    return { statusCode: status, error: why, delivered: false };
+  } catch (error) {
+    return { statusCode: null, error: describeNetworkError(error, signal, timeoutMs), delivered: false };
+  }
 }
 
 function describeNetworkError(error: unknown, signal: AbortSignal, timeoutMs: number): string {

@@ -1,9 +1,9 @@
 // Shared by the webhook tests: a receiver on listen(0) that records every request with its raw
-// body bytes and answers as the test says, and small polling helpers.
+// body bytes and answers as the test says, small polling helpers, and a barrier to wait on.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
-import type { TestRelay } from './start-relay.js';
+import { call, createProjectWithKey, type TestRelay } from './start-relay.js';
 import type { AttemptRow } from '../../relay/storage/webhooks.js';
 
 export interface ReceivedRequest {
@@ -88,8 +88,8 @@ export async function startReceiver(): Promise<Receiver> {
   return receiver;
 }
 
-export async function createEndpoint(t: TestRelay, url: string, events: string[] = ['email.queued']) {
-  const res = await t.admin('POST', `/admin/v1/projects/${t.projectId}/webhooks`, { url, events });
+export async function createEndpoint(t: TestRelay, url: string, events: string[] = ['email.queued'], projectId = t.projectId) {
+  const res = await t.admin('POST', `/admin/v1/projects/${projectId}/webhooks`, { url, events });
   assert.equal(res.status, 201, res.text);
   return res.body as { id: string; secret: string; url: string; events: string[] };
 }
@@ -138,6 +138,38 @@ export async function waitForAttempts(t: AdminClient, webhookId: string, n: numb
 export async function advanceClock(t: AdminClient, seconds: number): Promise<void> {
   const res = await t.admin('POST', '/admin/v1/clock/advance', { seconds });
   assert.equal(res.status, 200, res.text);
+}
+
+/**
+ * What a test waits on before asserting that nothing (more) was sent, instead of a sleep: an
+ * endpoint in a project of its own and, on each pass(), an email there whose email.queued only that
+ * endpoint receives. The dispatcher sends due deliveries oldest first across endpoints, so once the
+ * barrier's attempt is recorded, every delivery due when pass() was called has been sent (in that
+ * scan at the latest, whose requests leave in order).
+ */
+export interface WebhookBarrier {
+  /** Through the relay the barrier was made on, or the one restarted on its data since. */
+  pass(relay?: RelayAt): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A relay as the barrier reaches it: its public URL and the admin API. */
+export type RelayAt = AdminClient & Pick<TestRelay, 'url'>;
+
+export async function startWebhookBarrier(t: TestRelay): Promise<WebhookBarrier> {
+  const project = await createProjectWithKey(t);
+  const receiver = await startReceiver();
+  const hook = await createEndpoint(t, receiver.url, ['email.queued'], project.projectId);
+  let passes = 0;
+  return {
+    async pass(relay = t) {
+      const body = { from: `Barrier <barrier@${project.domain}>`, to: `user@${project.domain}`, subject: 'Barrier', text: 'Barrier' };
+      const sent = await call(relay.url, 'POST', '/v1/emails', { token: project.key, body });
+      assert.equal(sent.status, 202, sent.text);
+      await waitForAttempts(relay, hook.id, ++passes);
+    },
+    close: () => receiver.close(),
+  };
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

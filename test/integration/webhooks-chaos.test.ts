@@ -23,13 +23,14 @@ import {
   advanceClock,
   createEndpoint,
   deliveries,
-  sleep,
   startReceiver,
+  startWebhookBarrier,
   waitForAttempts,
-  type AdminClient,
   type Answer,
   type AttemptView,
   type Receiver,
+  type RelayAt,
+  type WebhookBarrier,
 } from '../helpers/webhooks.js';
 
 // The contract's schedule, written out here rather than read from the relay, so that the test
@@ -46,7 +47,7 @@ const FLAKY_PLAN = ['500', 'reset', 'hang', 'redirect', '200'] as const;
 const FLAKY_DELIVERED_AT = FLAKY_PLAN.length;
 
 /** A relay (the first start, or a restart) as the test drives it. */
-interface RelayHandle extends AdminClient {
+interface RelayHandle extends RelayAt {
   api(method: string, urlPath: string): Promise<CallResult>;
   stop(): Promise<void>;
 }
@@ -82,7 +83,7 @@ let database: string | undefined; // the first start's PostgreSQL database, on t
 
 function firstStart(t: TestRelay): RelayHandle {
   database = t.relay.config.database;
-  return { admin: t.admin, api: (method, urlPath) => t.api(method, urlPath), stop: () => t.stop() };
+  return { url: t.url, admin: t.admin, api: (method, urlPath) => t.api(method, urlPath), stop: () => t.stop() };
 }
 
 /** Starts the relay again on the data directory of the first start, behind the contract proxy. */
@@ -94,6 +95,7 @@ async function restart(apiKey: string): Promise<RelayHandle> {
   assert.equal(relay.bootstrap, undefined, 'a restart reuses the data directory');
   const proxy = await startContractProxy(relay.httpUrl);
   return {
+    url: proxy.url,
     admin: (method, urlPath, body) => call(proxy.url, method, urlPath, { token: ADMIN_TOKEN, body }),
     api: (method, urlPath) => call(proxy.url, method, urlPath, { token: apiKey }),
     async stop() {
@@ -143,7 +145,9 @@ test('receivers that fail, time out, reset and redirect, with two restarts: no e
   const first = await startTestRelay({ dataDir, flags: { testClock: true } });
   let relay: RelayHandle = firstStart(first);
   const apiKey = first.apiKey;
+  let barrier: WebhookBarrier | undefined;
   try {
+    barrier = await startWebhookBarrier(first);
     const behaviours: Array<[string, (r: Receiver) => Answer]> = [
       ['500', () => ({ status: 500 })],
       ['timeout', () => 'hang'],
@@ -194,7 +198,7 @@ test('receivers that fail, time out, reset and redirect, with two restarts: no e
       const early = Math.floor((Math.min(...due) - (await relayClockMs(relay))) / 1000) - 30;
       assert.ok(early > 0, `the first retry is due in ${early + 30} s`);
       await advanceClock(relay, early);
-      await sleep(200);
+      await barrier.pass(relay);
       assert.deepEqual(
         endpoints.map((e) => e.receiver.requests.length),
         seen,
@@ -208,7 +212,7 @@ test('receivers that fail, time out, reset and redirect, with two restarts: no e
     // Nothing more, however long we wait.
     const final = endpoints.map((e) => e.receiver.requests.length);
     await advanceClock(relay, 7 * 86_400);
-    await sleep(300);
+    await barrier.pass(relay);
     assert.deepEqual(endpoints.map((e) => e.receiver.requests.length), final, 'no attempt after an event is settled');
     assert.deepEqual(redirectTarget.requests.map((r) => r.path), [], 'no redirect was followed');
 
@@ -267,12 +271,15 @@ test('receivers that fail, time out, reset and redirect, with two restarts: no e
 
     // In the file: nothing pending; each delivery delivered or failed after its last attempt.
     await relay.stop();
-    relay = { admin: () => assert.fail('stopped'), api: () => assert.fail('stopped'), stop: async () => undefined };
+    relay = { url: '', admin: () => assert.fail('stopped'), api: () => assert.fail('stopped'), stop: async () => undefined };
     const db = await openStorage({ dataDir, database }, createLogger('silent'));
     try {
-      const rows = await db.all<{ webhook_id: string; state: string; attempts: number; next_attempt_at: string | null }>(
-        'SELECT webhook_id, state, attempts, next_attempt_at FROM webhook_deliveries ORDER BY webhook_id',
-      );
+      const hookIds = new Set(endpoints.map((e) => e.hookId)); // not the barrier's
+      const rows = (
+        await db.all<{ webhook_id: string; state: string; attempts: number; next_attempt_at: string | null }>(
+          'SELECT webhook_id, state, attempts, next_attempt_at FROM webhook_deliveries ORDER BY webhook_id',
+        )
+      ).filter((r) => hookIds.has(r.webhook_id));
       assert.equal(rows.length, endpoints.length * EVENTS_PER_ENDPOINT);
       for (const e of endpoints) {
         const expected = e.name === 'flaky'
@@ -288,6 +295,7 @@ test('receivers that fail, time out, reset and redirect, with two restarts: no e
     t.diagnostic(`${endpoints.reduce((n, e) => n + e.receiver.requests.length, 0)} requests over ${MAX_ATTEMPTS} attempts and 2 restarts`);
   } finally {
     await relay.stop();
+    await barrier?.close();
   }
 });
 
