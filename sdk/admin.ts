@@ -33,6 +33,7 @@ export type Usage = Schemas['Usage'];
 export type CapturedMessageSummary = Schemas['CapturedMessageSummary'];
 export type CapturedMessageList = Schemas['CapturedMessageList'];
 export type CapturedMessage = Schemas['CapturedMessage'];
+export type InboxEntry = Schemas['InboxEntry'];
 export type Clock = Schemas['Clock'];
 export type CreateWorkspaceParams = Schemas['CreateWorkspaceRequest'];
 export type CreateProjectParams = Schemas['CreateProjectRequest'];

@@ -1,9 +1,10 @@
 // The open inboxes, live: GET /admin/v1/inbox/live upgraded to a WebSocket. A signed-in dashboard
 // (session cookie, from our own origin) receives each newly indexed message and the unread count
 // as JSON text frames; it sends nothing but pongs.
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer } from 'ws';
 import { ApiError } from '../errors.js';
 import type { UpgradeHandler } from '../http/router.js';
+import { startHeartbeat } from '../http/ws-heartbeat.js';
 import { INBOX_CAPTURED, INBOX_CHANGED } from '../inbox/indexer.js';
 import type { RelayServices } from '../services.js';
 import { countUnread, type InboxEntry } from '../storage/inbox.js';
@@ -22,7 +23,7 @@ export interface InboxLive {
 export function createInboxLive(services: RelayServices): InboxLive {
   const { bus, db, log } = services;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
-  const alive = new WeakMap<WebSocket, boolean>();
+  const heartbeat = startHeartbeat(HEARTBEAT_MS);
   let closing = false;
 
   const upgrade: UpgradeHandler = async ({ req, socket, head }) => {
@@ -38,8 +39,7 @@ export function createInboxLive(services: RelayServices): InboxLive {
     }
     if (origin !== req.headers.host) throw new ApiError('forbidden', 'Cross-site WebSocket refused.');
     wss.handleUpgrade(req, socket, head, (ws) => {
-      alive.set(ws, true);
-      ws.on('pong', () => alive.set(ws, true));
+      heartbeat.track(ws);
       ws.on('error', () => ws.terminate());
     });
   };
@@ -62,18 +62,6 @@ export function createInboxLive(services: RelayServices): InboxLive {
   const onCaptured = (messages: InboxEntry[]) => withUnread({ type: 'captured', messages });
   const onChanged = () => withUnread({ type: 'changed' });
 
-  const heartbeat = setInterval(() => {
-    for (const ws of wss.clients) {
-      if (!alive.get(ws)) {
-        ws.terminate();
-        continue;
-      }
-      alive.set(ws, false);
-      ws.ping();
-    }
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
-
   bus.on(INBOX_CAPTURED, onCaptured);
   bus.on(INBOX_CHANGED, onChanged);
   return {
@@ -81,7 +69,7 @@ export function createInboxLive(services: RelayServices): InboxLive {
     async close() {
       if (closing) return;
       closing = true;
-      clearInterval(heartbeat);
+      heartbeat.stop();
       bus.off(INBOX_CAPTURED, onCaptured);
       bus.off(INBOX_CHANGED, onChanged);
       for (const ws of wss.clients) ws.terminate();

@@ -1,20 +1,9 @@
 // The dashboard's inbox: inbox_entries (one narrow row per captured message), its search and
 // paging, read flags, and deleting captured mail with its entry.
+import type { InboxEntry } from 'raven-email-sdk';
 import type { Db, Queryable } from './db.js';
 
-export interface InboxEntry {
-  id: string;
-  from_name: string;
-  from_address: string;
-  to: string;
-  subject: string;
-  snippet: string;
-  size: number;
-  attachments: number;
-  email_id: string | null;
-  received_at: string;
-  read: boolean;
-}
+export type { InboxEntry };
 
 /** What the indexer computes from a raw message; `seq` is the captured message's. */
 export type NewInboxEntry = Omit<InboxEntry, 'read'> & { seq: number };
@@ -28,20 +17,8 @@ export interface InboxSearch {
   unread?: boolean;
 }
 
-interface EntryRow {
-  message_seq: number;
-  id: string;
-  from_name: string;
-  from_address: string;
-  to_text: string;
-  subject: string;
-  snippet: string;
-  size: number;
-  attachments: number;
-  email_id: string | null;
-  received_at: string;
-  read_at: string | null;
-}
+/** An inbox_entries row: the API's InboxEntry with `to` and `read` as the table stores them. */
+type EntryRow = Omit<InboxEntry, 'to' | 'read'> & { message_seq: number; to_text: string; read_at: string | null };
 
 const ENTRY_COLUMNS = 'message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments, email_id, received_at, read_at';
 

@@ -8,6 +8,7 @@ import { EVENT_TYPES, type EventType, type StoredEvent } from '../domain/timelin
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
 import type { UpgradeHandler } from '../http/router.js';
+import { startHeartbeat } from '../http/ws-heartbeat.js';
 
 export interface ListenHubOptions {
   /** Real-time interval of the heartbeat ping; a client that missed the previous pong is dropped. */
@@ -25,7 +26,6 @@ interface Listener {
   projectId: string;
   keyId: string;
   events: ReadonlySet<EventType> | null;
-  alive: boolean;
 }
 
 /** A listener that falls this far behind is cut off rather than buffered without bound. */
@@ -51,6 +51,7 @@ export function createListenHub(services: RelayServices, options: ListenHubOptio
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024, clientTracking: false });
   const listeners = new Set<Listener>();
   let closing = false;
+  const heartbeat = startHeartbeat(options.heartbeatMs ?? 30_000);
 
   const upgrade: UpgradeHandler = async ({ req, socket, head, url, requestId }) => {
     if (closing) throw new ApiError('service_unavailable', 'The relay is shutting down; retry after 1 second.', { retryAfter: 1 });
@@ -63,12 +64,10 @@ export function createListenHub(services: RelayServices, options: ListenHubOptio
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const listener: Listener = { ws, projectId: key.projectId, keyId: key.keyId, events, alive: true };
+      const listener: Listener = { ws, projectId: key.projectId, keyId: key.keyId, events };
       listeners.add(listener);
       log.info('listen', 'listener connected', { request_id: requestId, key_id: key.keyId, project_id: key.projectId });
-      ws.on('pong', () => {
-        listener.alive = true;
-      });
+      heartbeat.track(ws);
       ws.on('error', () => ws.terminate());
       ws.on('close', () => {
         listeners.delete(listener);
@@ -91,17 +90,6 @@ export function createListenHub(services: RelayServices, options: ListenHubOptio
   };
 
   // Heartbeat: a ping per interval; no pong since the previous one means the peer is gone.
-  const heartbeat = setInterval(() => {
-    for (const listener of listeners) {
-      if (!listener.alive) {
-        listener.ws.terminate();
-        continue;
-      }
-      listener.alive = false;
-      listener.ws.ping();
-    }
-  }, options.heartbeatMs ?? 30_000);
-  heartbeat.unref();
 
   bus.on('email.event', onEvent);
 
@@ -110,7 +98,7 @@ export function createListenHub(services: RelayServices, options: ListenHubOptio
     async close() {
       if (closing) return;
       closing = true;
-      clearInterval(heartbeat);
+      heartbeat.stop();
       bus.off('email.event', onEvent);
       // Going away: listeners reconnect when the relay is back. Stragglers are cut after a second.
       await Promise.all(

@@ -1,12 +1,24 @@
-// PostgreSQL migrations: relay/storage/postgres/migrations/NNNN_name.sql, applied in order and
-// recorded in schema_migrations, like SQLite's. Relays starting together on one empty database
-// take an advisory lock so exactly one of them applies each migration.
+// PostgreSQL migrations: SQLite's list (relay/storage/migrations/NNNN_name.sql), applied in order
+// and recorded in schema_migrations. A migration whose SQL differs between the two has its
+// PostgreSQL port under the same name in postgres/migrations/, which is applied instead; the others
+// are one file for both. Relays starting together on one empty database take an advisory lock so
+// exactly one of them applies each migration.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 
-const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SHARED_DIR = path.join(here, '..', 'migrations');
+const PORTS_DIR = path.join(here, 'migrations');
+const MIGRATION_FILE = /^\d{4}_.+\.sql$/;
+
+/** Each migration's file name and the path PostgreSQL applies: its port, or the shared file. */
+async function migrationFiles(): Promise<Array<{ file: string; sqlPath: string }>> {
+  const ports = new Set((await readdir(PORTS_DIR)).filter((f) => MIGRATION_FILE.test(f)));
+  const files = (await readdir(SHARED_DIR)).filter((f) => MIGRATION_FILE.test(f)).sort();
+  return files.map((file) => ({ file, sqlPath: path.join(ports.has(file) ? PORTS_DIR : SHARED_DIR, file) }));
+}
 const MIGRATION_LOCK = 'raven.migrations';
 
 export async function migratePostgres(pool: pg.Pool): Promise<void> {
@@ -16,11 +28,10 @@ export async function migratePostgres(pool: pg.Pool): Promise<void> {
     try {
       await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
       const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
-      const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
-      for (const file of files) {
+      for (const { file, sqlPath } of await migrationFiles()) {
         const version = Number(file.slice(0, 4));
         if (applied.has(version)) continue;
-        const sql = await readFile(path.join(MIGRATIONS_DIR, file), 'utf8');
+        const sql = await readFile(sqlPath, 'utf8');
         await client.query('BEGIN');
         try {
           await client.query(sql);
