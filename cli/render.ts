@@ -1,5 +1,9 @@
-/** Human renderings shared by several commands: emails (send --wait, emails list/get) and domains. */
-import type { Domain, EmailDetail, EmailSummary } from 'raven-email-sdk';
+/**
+ * What the API's resources look like to a person, shared by several commands: emails (send --wait,
+ * emails list/get) and domains. output.ts owns the how (JSON or human, streams, colour, tables and
+ * fields); this file only says which columns and fields each resource shows.
+ */
+import { PENDING_RECIPIENT_STATUSES, type Domain, type EmailDetail, type EmailSummary } from 'raven-email-sdk';
 import { renderFields, renderTable, renderTimeline, statusStyle, type Column, type Paint } from './output.js';
 
 export const EMAIL_COLUMNS: Column<EmailSummary>[] = [
@@ -65,14 +69,12 @@ export function renderEmailDetail(email: EmailDetail, paint: Paint): string {
   ].join('\n');
 }
 
-/** Recipient statuses that may still change (CONTRACT section 4: terminal = none of these left). */
-export const PENDING_RECIPIENT_STATUSES: ReadonlySet<string> = new Set(['queued', 'delivery_delayed']);
-
 export function isTerminal(email: EmailDetail): boolean {
   if (email.status === 'suppressed') return true;
   // BCC recipients are not listed, so an aggregate still `queued` also means "not yet".
   if (email.status === 'queued') return false;
-  return !email.recipients.some((r) => PENDING_RECIPIENT_STATUSES.has(r.status));
+  // Terminal (CONTRACT section 4): no recipient left in a status that may still change.
+  return !email.recipients.some((r) => (PENDING_RECIPIENT_STATUSES as readonly string[]).includes(r.status));
 }
 
 

@@ -9,6 +9,7 @@ import type { ErrorDetail } from '../relay/errors.js';
 import { UsageError } from './errors.js';
 
 export { mailboxProblem, subjectProblems } from '../relay/domain/send-request.js';
+export { validIdempotencyKey } from '../relay/domain/idempotency.js';
 
 /** The send request as the flags build it: recipients always as lists. */
 export type SendBody = Omit<SendEmailRequest, 'to' | 'cc' | 'bcc'> & { to: string[]; cc?: string[]; bcc?: string[] };
@@ -55,9 +56,4 @@ export function collectPairs(
 export function validateSendBody(body: SendBody): ErrorDetail[] {
   const checked = parseSendRequest(body, { maxRecipients: SPEC_MAX_RECIPIENTS });
   return checked.ok ? [] : checked.details;
-}
-
-/** Idempotency-Key: 1-128 characters from 0x21-0x7E. */
-export function validIdempotencyKey(key: string): boolean {
-  return /^[\x21-\x7e]{1,128}$/.test(key);
 }

@@ -4,7 +4,7 @@
  * (sdk/generated/openapi.ts): a value added to or removed from openapi.yaml without updating the
  * list here fails `npm run typecheck`.
  */
-import type { EmailStatus, EventType } from './types.js';
+import type { EmailStatus, EventType, RecipientStatus } from './types.js';
 
 /** A compile-time error unless `List` names every member of `Union` (`satisfies` rules out extras). */
 type Exhaustive<Union, List extends readonly Union[]> = [Exclude<Union, List[number]>] extends [never] ? true : Exclude<Union, List[number]>;
@@ -26,6 +26,9 @@ const everyEventType: Exhaustive<EventType, typeof EVENT_TYPES> = true;
 /** Every status an email (the aggregate of its recipients) can have. */
 export const EMAIL_STATUSES = ['queued', 'suppressed', 'sent', 'delivered', 'bounced', 'failed', 'delivery_unknown'] as const satisfies readonly EmailStatus[];
 const everyEmailStatus: Exhaustive<EmailStatus, typeof EMAIL_STATUSES> = true;
+
+/** Recipient statuses that may still change (CONTRACT section 4); every other one is final. */
+export const PENDING_RECIPIENT_STATUSES = ['queued', 'delivery_delayed'] as const satisfies readonly RecipientStatus[];
 
 void everyEventType;
 void everyEmailStatus;

@@ -73,5 +73,5 @@ export type {
   LogLevel,
 } from './core/options.js';
 export type * from './types.js';
-export { EVENT_TYPES, EMAIL_STATUSES } from './enums.js';
+export { EVENT_TYPES, EMAIL_STATUSES, PENDING_RECIPIENT_STATUSES } from './enums.js';
 export { VERSION } from './version.js';

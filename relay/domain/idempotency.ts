@@ -12,10 +12,13 @@ import { canonicalJson } from './canonical-json.js';
 /** Days a result is remembered by default (`limits.idempotencyRetentionDays`); the contract asks for at least one. */
 export const DEFAULT_IDEMPOTENCY_RETENTION_DAYS = 7;
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,128}$/;
+/** The key's syntax: 1 to 128 characters from 0x21-0x7E (`ravenctl send` checks it too). */
+export function validIdempotencyKey(key: string): boolean {
+  return /^[\x21-\x7e]{1,128}$/.test(key);
+}
 
 export function checkIdempotencyKey(value: string | undefined): void {
-  if (value !== undefined && !IDEMPOTENCY_KEY.test(value)) {
+  if (value !== undefined && !validIdempotencyKey(value)) {
     throw validationError([{ field: 'Idempotency-Key', message: 'must be 1 to 128 printable ASCII characters without spaces' }]);
   }
 }

@@ -2,7 +2,7 @@
 // (CONTRACT section 4): the recipient rows, the timeline events (with their webhook outbox rows),
 // the suppressions a hard bounce or complaint creates, and terminal_at, all inside the caller's
 // transaction. Callers announce the returned events after COMMIT (announceEvents).
-import type { EmailStatus, RecipientStatus } from 'raven-email-sdk';
+import { PENDING_RECIPIENT_STATUSES, type EmailStatus, type RecipientStatus } from 'raven-email-sdk';
 import type { DeliveryResult, RecipientResult } from '../delivery/provider.js';
 import type { Queryable } from '../storage/db.js';
 import {
@@ -17,7 +17,7 @@ import {
 import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
 
 /** Recipients still waiting for an outcome: the email is not terminal while any is left. */
-export const PENDING_STATUSES: readonly RecipientStatus[] = ['queued', 'delivery_delayed'];
+export const PENDING_STATUSES: readonly RecipientStatus[] = PENDING_RECIPIENT_STATUSES;
 
 type RecipientRow = OutcomeRecipientRow;
 

@@ -2,7 +2,7 @@
 // event that caused it) into signed POSTs. A delivery is `pending` until a 2xx answer (delivered)
 // or its seventh failed attempt (failed); each attempt is a row in webhook_attempts, and the next
 // one is due on the schedule in schedule.ts, measured from the previous attempt on the relay clock.
-// Everything lives in SQLite, so pending deliveries simply carry on after a restart.
+// Everything lives in the database, so pending deliveries simply carry on after a restart.
 import { Agent, request } from 'undici';
 import { signWebhook } from 'raven-email-sdk';
 import type { RelayServices } from '../services.js';

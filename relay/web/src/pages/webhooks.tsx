@@ -5,14 +5,8 @@ import { api, seg, type Schemas } from '../api';
 import { formatDateTime } from '../format';
 import { useProjectCollection, type Tenancy } from '../tenancy';
 import { confirmAction, ErrorNote, SecretOnce, useAction, useLoad, Table } from '../ui';
+import { EVENT_TYPES } from '../../../../sdk/enums';
 import { NeedsProject } from './settings';
-
-// Every event type of openapi.yaml (EventType): a missing or unknown key is a type error.
-const EVENT_TYPE_SET: Record<Schemas['EventType'], true> = {
-  'email.queued': true, 'email.suppressed': true, 'email.sent': true, 'email.delivered': true, 'email.delivery_delayed': true,
-  'email.bounced': true, 'email.complained': true, 'email.failed': true, 'email.delivery_unknown': true,
-};
-const EVENT_TYPES = Object.keys(EVENT_TYPE_SET) as Schemas['EventType'][];
 
 export function WebhooksPage({ tenancy }: { tenancy: Tenancy }) {
   const project = tenancy.project;
