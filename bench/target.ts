@@ -65,9 +65,11 @@ async function startSqlite() {
     await exec(await readFile(path.join(migrations, file), 'utf8'));
   }
   const now0 = new Date().toISOString();
-  await exec(`INSERT INTO workspaces VALUES ('ws_bench', 'bench', NULL, '${now0}');
-    INSERT INTO projects VALUES ('prj_bench', 'ws_bench', 'bench', 'development', '${now0}');
-    INSERT INTO api_keys VALUES ('key_bench', 'prj_bench', 'bench', 'rr_test_', 'email:send', 'x', 'xxxx', '${now0}', NULL);`);
+  // Columns named, so a migration that adds one does not break the ceiling.
+  await exec(`INSERT INTO workspaces (id, name, created_at) VALUES ('ws_bench', 'bench', '${now0}');
+    INSERT INTO projects (id, workspace_id, name, environment, created_at) VALUES ('prj_bench', 'ws_bench', 'bench', 'development', '${now0}');
+    INSERT INTO api_keys (id, project_id, name, prefix, permission, secret_hash, last4, created_at)
+      VALUES ('key_bench', 'prj_bench', 'bench', 'rr_test_', 'email:send', 'x', 'xxxx', '${now0}');`);
 
   // One prepared statement per (table, row count), kept for the next batch of that size. `row` is
   // the placeholders of one row when they are not simply one per column.

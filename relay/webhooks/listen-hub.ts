@@ -89,8 +89,6 @@ export function createListenHub(services: RelayServices, options: ListenHubOptio
     }
   };
 
-  // Heartbeat: a ping per interval; no pong since the previous one means the peer is gone.
-
   bus.on('email.event', onEvent);
 
   return {
