@@ -8,7 +8,6 @@ import { NetworkError, RefusedError, toCliError, UsageError } from '../errors.js
 import { addHelp, AUTH_CODES, collect, parseIntegerOption } from '../help.js';
 import { readFileOrStdin } from '../io.js';
 import { renderFields, shellWord, statusStyle } from '../output.js';
-import { isTerminal, renderEmailDetail } from '../render.js';
 import { collectPairs, mailboxProblem, subjectProblems, validateSendBody, validIdempotencyKey, type SendBody } from '../send-request.js';
 
 interface Options {
@@ -178,7 +177,10 @@ async function send(ctx: RunContext, opts: Options): Promise<void> {
     return;
   }
 
-  const detail = await waitForFinal(ctx, client, result.id, opts.waitTimeout);
+  // Loaded here, not at start-up: render.ts reads the SDK's status lists, and a dry run (or a send
+  // without --wait) should not pay for loading the SDK before it needs it.
+  const { isTerminal, renderEmailDetail } = await import('../render.js');
+  const detail = await waitForFinal(ctx, client, result.id, opts.waitTimeout, isTerminal);
   ctx.out.result({ ...detail, idempotency_key: idempotencyKey }, () => renderEmailDetail(detail, ctx.out.paint));
   if (!isTerminal(detail)) {
     throw new RefusedError('wait_timeout', `email ${detail.id} is still ${detail.status} after ${opts.waitTimeout} s`);
@@ -218,7 +220,13 @@ function renderAdmission(ctx: RunContext, result: SendEmailResult): string {
 
 type RavenClient = Awaited<ReturnType<RunContext['raven']>>['client'];
 
-async function waitForFinal(ctx: RunContext, client: RavenClient, id: string, timeoutSeconds: number): Promise<EmailDetail> {
+async function waitForFinal(
+  ctx: RunContext,
+  client: RavenClient,
+  id: string,
+  timeoutSeconds: number,
+  isTerminal: (email: EmailDetail) => boolean,
+): Promise<EmailDetail> {
   const deadline = Date.now() + timeoutSeconds * 1000;
   const spinner = ctx.out.spinner(`waiting for ${id}: queued`);
   let delay = 250;
