@@ -1,6 +1,6 @@
 // Filling a relay's database with delivered-looking emails, for the reads and memory figures.
 import type { Bootstrap } from '../relay/domain/first-run.js';
-import type { Db } from '../relay/storage/db.js';
+import { StorageUnavailableError, type Db, type Queryable } from '../relay/storage/db.js';
 import { EMAIL_COLUMNS } from '../relay/storage/emails.js';
 import { insertRows } from '../relay/storage/rows.js';
 
@@ -9,6 +9,22 @@ import { insertRows } from '../relay/storage/rows.js';
 // memory holds what serving the emails costs and not the fill's garbage. Emails from the past 30
 // days, oldest first, with the rows a delivered email has (recipients, its events, a finished job). Statuses are mostly delivered;
 // the first To address comes from 10,000 customers, so a recipient filter matches about 10 emails.
+/**
+ * The relay keeps writing while the fill runs (its maintenance erases old bodies, at a million
+ * emails for longer than SQLite's busy timeout): a fill transaction that found the database busy
+ * was rolled back whole, so it is simply run again.
+ */
+async function writeRetryingBusy(db: Db, fn: (tx: Queryable) => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.write(fn);
+    } catch (error) {
+      if (!(error instanceof StorageUnavailableError) || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
 export async function fillEmails(db: Db, b: Bootstrap, n: number): Promise<void> {
   const STATUSES = [['delivered', 85], ['sent', 5], ['bounced', 4], ['failed', 2], ['suppressed', 2], ['delivery_unknown', 2]] as const;
   const statusOf = (i: number) => {
@@ -24,7 +40,7 @@ export async function fillEmails(db: Db, b: Bootstrap, n: number): Promise<void>
   // seq is given, not left to AUTOINCREMENT, so the recipients can carry it (email_seq).
   const firstSeq = ((await db.get<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM emails'))?.seq ?? 0) + 1;
   for (let from = 0; from < n; from += PER_TRANSACTION) {
-    await db.write(async (tx) => {
+    await writeRetryingBusy(db, async (tx) => {
       for (let chunk = from; chunk < Math.min(n, from + PER_TRANSACTION); chunk += PER_STATEMENT) {
         const emails: unknown[][] = [];
         const recipients: unknown[][] = [];
