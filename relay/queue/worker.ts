@@ -10,7 +10,7 @@
 // (delivery/delivery-unknown.ts).
 import { deliveryConcurrency } from '../config.js';
 import { utcDay } from '../clock.js';
-import { signingKeyFor, signWithDomainKey } from '../delivery/dkim.js';
+import { signingKeyFor, signWithDomainKey, warmDkimSigning } from '../delivery/dkim.js';
 import { settleMaybeSent, type MaybeSentReason } from '../delivery/delivery-unknown.js';
 import { buildOutboundMessage, senderDomain } from '../delivery/mime.js';
 import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
@@ -211,6 +211,7 @@ async function recordOutcome(d: Dispatcher, answered: Answered): Promise<Recorde
 
 export function startWorker(services: RelayServices, provider: DeliveryProvider): Worker {
   const worker = new DeliveryWorker(services, provider);
+  warmDkimSigning();
   worker.start();
   return { stop: () => worker.stop() };
 }
