@@ -7,7 +7,7 @@ import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
 import { dailySends, deliveriesOfEmail, findProject, projectOfEmail, resendDeliveryNow, workspaceExists } from '../storage/email-log.js';
 import { utcDay } from '../clock.js';
-import type { RequestContext } from './context.js';
+import { param as p } from './route-helpers.js';
 import type { Handler } from './router.js';
 
 const CHART_DAYS = 30;
@@ -22,7 +22,6 @@ async function projectReader(s: RelayServices, projectId: string): Promise<KeyPr
 }
 
 export function adminEmailHandlers(s: RelayServices) {
-  const p = (ctx: RequestContext, name: string) => ctx.params[name]!;
   return {
     listProjectEmails: async (ctx) => {
       const reader = await projectReader(s, p(ctx, 'project_id'));

@@ -45,6 +45,17 @@ function unmatched(match: Miss, method: string, pathname: string): ApiError {
   return new ApiError('not_found', `No route for ${method} ${pathname}.`);
 }
 
+/** The request target as a URL, or undefined when it is not one (answered 400 invalid_request). */
+function requestUrl(req: http.IncomingMessage): URL | undefined {
+  try {
+    return new URL(req.url ?? '/', 'http://relay.invalid');
+  } catch {
+    return undefined;
+  }
+}
+
+const BAD_TARGET = () => new ApiError('invalid_request', 'The request target is not a valid URL.');
+
 function logUnexpected(log: Logger, requestId: string, error: unknown): void {
   if (error instanceof ApiError) return;
   const cause = (error as Error)?.cause as Error | undefined;
@@ -56,13 +67,8 @@ function onUpgrade(router: Router, log: Logger, req: http.IncomingMessage, socke
   socket.on('error', () => socket.destroy());
   const requestId = newId('req');
   const method = req.method ?? 'GET';
-  let url: URL;
-  try {
-    url = new URL(req.url ?? '/', 'http://relay.invalid');
-  } catch {
-    refuseUpgrade(socket, requestId, new ApiError('invalid_request', 'The request target is not a valid URL.'));
-    return;
-  }
+  const url = requestUrl(req);
+  if (!url) return refuseUpgrade(socket, requestId, BAD_TARGET());
   const match = router.matchUpgrade(method, url.pathname);
   const upgraded =
     match.kind === 'found'
@@ -90,13 +96,8 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
       const requestId = newId('req');
       const started = performance.now();
       const method = req.method ?? 'GET';
-      let url: URL;
-      try {
-        url = new URL(req.url ?? '/', 'http://relay.invalid');
-      } catch {
-        send(res, requestId, errorReply(new ApiError('invalid_request', 'The request target is not a valid URL.')));
-        return;
-      }
+      const url = requestUrl(req);
+      if (!url) return send(res, requestId, errorReply(BAD_TARGET()));
       const match = router.match(method, url.pathname);
       const ctx = createContext(req, url, requestId);
       let pending: Promise<Reply>;
