@@ -14,6 +14,7 @@ export const ERROR_CATALOGUE = {
   method_not_allowed: { status: 405, meaning: 'The path exists but not with this method.' },
   idempotency_conflict: { status: 409, meaning: 'The Idempotency-Key was used with a different body.' },
   message_too_large: { status: 413, meaning: 'The complete JSON request exceeds the size limit.' },
+  wait_timeout: { status: 408, meaning: 'No captured message matched a wait before its time-out.' },
   validation_error: { status: 422, meaning: 'A field rule is broken; details name each field.' },
   domain_not_verified: { status: 422, meaning: "The sender domain is not verified in the key's project." },
   test_recipient_not_allowed: { status: 422, meaning: 'A development key may only send to verified domains of its project.' },

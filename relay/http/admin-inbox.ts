@@ -11,6 +11,7 @@ import { asBody } from '../domain/admin-body.js';
 import type { RelayServices } from '../services.js';
 import { getCapturedMessage } from '../storage/captured.js';
 import { countUnread, deleteCapturedMessage, getInboxEntry, searchInbox, setRead } from '../storage/inbox.js';
+import { projectParam } from './admin-messages.js';
 import type { RequestContext } from './context.js';
 import type { Handler } from './router.js';
 
@@ -28,7 +29,7 @@ function decodeCursor(cursor: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-function inboxQuery(ctx: RequestContext) {
+async function inboxQuery(s: RelayServices, ctx: RequestContext) {
   const params = ctx.url.searchParams;
   const details: ErrorDetail[] = [];
   const single = (name: string) => {
@@ -48,8 +49,11 @@ function inboxQuery(ctx: RequestContext) {
       details.push({ field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` });
     } else limit = Number(limitRaw);
   }
+  const project = await projectParam(s, ctx, details);
   if (details.length > 0) throw validationError(details);
-  return { search: parseInboxSearch(q), page: before === undefined ? { limit } : { before, limit } };
+  const search = parseInboxSearch(q);
+  if (project !== undefined) search.project = project;
+  return { search, page: before === undefined ? { limit } : { before, limit } };
 }
 
 async function loadCaptured(s: RelayServices, id: string) {
@@ -72,8 +76,8 @@ export function adminInboxHandlers(s: RelayServices) {
   const id = (ctx: RequestContext) => ctx.params.message_id!;
   return {
     search: async (ctx) => {
-      const { search, page } = inboxQuery(ctx);
-      const [result, unread] = await Promise.all([searchInbox(s.db, search, page), countUnread(s.db)]);
+      const { search, page } = await inboxQuery(s, ctx);
+      const [result, unread] = await Promise.all([searchInbox(s.db, search, page), countUnread(s.db, search.project)]);
       return {
         status: 200,
         body: { messages: result.entries, next_cursor: result.nextBefore === null ? null : encodeCursor(result.nextBefore), unread },

@@ -84,6 +84,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints): Route[]
     // Captured mail (the SMTP sink) and the inbox on top of it.
     route('GET', '/admin/v1/messages', admin(messages.list)),
     route('DELETE', '/admin/v1/messages', admin(messages.deleteAll)),
+    route('GET', '/admin/v1/messages/wait', admin(messages.wait)),
     route('GET', '/admin/v1/messages/:message_id', admin(messages.get)),
     route('GET', '/admin/v1/messages/:message_id/raw', admin(messages.raw)),
     route('DELETE', '/admin/v1/messages/:message_id', admin(inbox.deleteMessage)),
