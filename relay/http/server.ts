@@ -38,7 +38,9 @@ export interface HttpServer {
 /** The error a request that matched no entry is answered with. */
 function unmatched(match: Miss, method: string, pathname: string): ApiError {
   if (match.kind === 'method_not_allowed') {
-    return new ApiError('method_not_allowed', `${method} is not allowed on ${pathname}; use ${match.allowed.join(' or ')}.`, {
+    // Resend's SDK posts batches here; the specification has no batch send.
+    const why = pathname === '/v1/emails/batch' ? 'batch sends are not supported, send each email with POST /v1/emails; ' : '';
+    return new ApiError('method_not_allowed', `${method} is not allowed on ${pathname}; ${why}use ${match.allowed.join(' or ')}.`, {
       headers: { Allow: match.allowed.join(', ') },
     });
   }
