@@ -259,10 +259,11 @@ export function parseSendRequest(body: unknown, limits: Limits): { ok: true; val
     50,
   );
 
-  // A NUL or an unpaired surrogate anywhere (text and html included: such a body is not mail), on
+  // A NUL or an unpaired surrogate anywhere (text and html included: such a body is not mail), in
   // a field no rule above has refused already.
+  const topField = (field: string) => field.split(/[.[]/)[0];
   for (const detail of unstorableFields(body)) {
-    if (!details.some((d) => d.field === detail.field)) details.push(detail);
+    if (!details.some((d) => topField(d.field) === topField(detail.field))) details.push(detail);
   }
 
   if (details.length > 0 || !from) return { ok: false, details };

@@ -88,7 +88,7 @@ describe('what neither backend can store, in any field an email is made of (issu
     [{ bcc: `Name${s} <${rcpt('b')}>` }, 'bcc'],
     [{ headers: { 'X-Order': `4${s}2` } }, 'headers.X-Order'],
     [{ tags: { plan: `pro${s}` } }, 'tags.plan'],
-    [{ tags: [{ name: 'plan', value: `p${s}` }] }, 'tags'],
+    [{ tags: [{ name: 'plan', value: `p${s}` }] }, 'tags.plan'],
     [{ metadata: { user: `u${s}` } }, 'metadata.user'],
     [{ metadata: { [`us${s}er`]: 'u' } }, `metadata.us${s}er`],
   ];
