@@ -1556,6 +1556,7 @@ export interface components {
         };
         /** @description How far to move the test clock. */
         AdvanceClockRequest: {
+            /** @description Whole seconds; the clock may not pass 9999-12-31T23:59:59.999Z (422). */
             seconds: number;
         };
         /** @description The relay's clock (real time plus the test offset). */
