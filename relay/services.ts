@@ -11,6 +11,7 @@ import type { KeyCache } from './domain/auth.js';
 import type { KeyUse } from './domain/key-use.js';
 import type { DashboardSessions } from './dashboard/sessions.js';
 import type { MessageWaits } from './inbox/message-waits.js';
+import type { AuthFailures } from './auth-failures.js';
 
 export interface RelayServices {
   db: Db;
@@ -32,6 +33,8 @@ export interface RelayServices {
   sessions: DashboardSessions;
   /** Open waits for captured mail (GET /admin/v1/messages/wait). */
   messageWaits: MessageWaits;
+  /** Wrong admin tokens (Bearer header or dashboard sign-in) by client address: slowed, then refused. */
+  adminTokenFailures: AuthFailures;
   /** Set by app.ts: whether each part is up, for /readyz. */
   health: { database: boolean; http: boolean; smtp: boolean; worker: boolean };
 }

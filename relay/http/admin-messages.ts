@@ -1,5 +1,7 @@
 // /admin/v1/messages: mail captured by the SMTP sink (CONTRACT sections 6 and 10), and the wait for it.
-import { ApiError, validationError, type ErrorDetail } from '../errors.js';
+import { QueryParams } from '../domain/query-params.js';
+import { isStorableText } from '../domain/storable-text.js';
+import { ApiError } from '../errors.js';
 import type { MessageWaits, WaitFilter } from '../inbox/message-waits.js';
 import type { RelayServices } from '../services.js';
 import { deleteAllCapturedMessages, getCapturedMessage, listCapturedMessages, type CapturedFilter } from '../storage/captured.js';
@@ -10,6 +12,7 @@ import { countRemoteReferences } from '../inbox/html-view.js';
 import { extractCodes, extractLinks } from '../inbox/links-and-codes.js';
 import { attachmentViews, parseMessage } from '../inbox/read-message.js';
 import { getInboxEntry } from '../storage/inbox.js';
+import { downloadHeaders } from '../dashboard/security-headers.js';
 import type { RequestContext } from './context.js';
 import type { Handler } from './router.js';
 
@@ -20,60 +23,47 @@ const MAX_LIMIT = 1000;
 const DEFAULT_WAIT_SECONDS = 30;
 const MAX_WAIT_SECONDS = 120;
 
-/** The single value of a query parameter, trimmed; a repeat or an empty value is a detail. */
-function singleParam(ctx: RequestContext, name: string, details: ErrorDetail[]): string | undefined {
-  const values = ctx.url.searchParams.getAll(name);
-  if (values.length > 1) {
-    details.push({ field: name, message: 'must be given at most once' });
+/** A filter's value, trimmed; an empty one is a broken rule. */
+function textFilter(query: QueryParams, name: string): string | undefined {
+  const value = query.filter(name);
+  if (value === undefined) return undefined;
+  if (value.trim() === '') {
+    query.details.push({ field: name, message: 'must not be empty' });
     return undefined;
   }
-  if (values.length === 0) return undefined;
-  const value = values[0]!.trim();
-  if (value === '') {
-    details.push({ field: name, message: 'must not be empty' });
-    return undefined;
-  }
-  return value;
+  return value.trim();
 }
 
-function integerParam(ctx: RequestContext, name: string, range: { min: number; max: number; fallback: number }, details: ErrorDetail[]): number {
-  const raw = singleParam(ctx, name, details);
-  if (raw === undefined) return range.fallback;
-  if (!/^\d{1,6}$/.test(raw) || Number(raw) < range.min || Number(raw) > range.max) {
-    details.push({ field: name, message: `must be an integer from ${range.min} to ${range.max}` });
-    return range.fallback;
-  }
-  return Number(raw);
-}
-
-/** `?project=`: a project that exists (CONTRACT section 10), else a detail. */
-export async function projectParam(services: RelayServices, ctx: RequestContext, details: ErrorDetail[]): Promise<string | undefined> {
-  const project = singleParam(ctx, 'project', details);
+/** `?project=`: a project that exists (CONTRACT section 10), else a broken rule. */
+export async function projectParam(services: RelayServices, query: QueryParams): Promise<string | undefined> {
+  const project = query.single('project');
   if (project === undefined) return undefined;
-  if (!(await getProject(services.db, project))) details.push({ field: 'project', message: `no project with id ${project}` });
+  if (!isStorableText(project) || !(await getProject(services.db, project))) {
+    query.details.push({ field: 'project', message: `no project with id ${JSON.stringify(project)}` });
+  }
   return project;
 }
 
-async function listQuery(services: RelayServices, ctx: RequestContext): Promise<CapturedFilter & { limit: number }> {
-  const details: ErrorDetail[] = [];
-  const limit = integerParam(ctx, 'limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT }, details);
-  const to = singleParam(ctx, 'to', details);
-  const project = await projectParam(services, ctx, details);
-  if (details.length > 0) throw validationError(details);
-  return { limit, ...(to === undefined ? {} : { to }), ...(project === undefined ? {} : { project }) };
+async function listQuery(services: RelayServices, ctx: RequestContext): Promise<CapturedFilter & { limit: number; matchesNothing: boolean }> {
+  const query = new QueryParams(ctx.url.searchParams);
+  const limit = query.integer('limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT });
+  const to = textFilter(query, 'to');
+  const project = await projectParam(services, query);
+  const { matchesNothing } = query.finish();
+  return { limit, matchesNothing, ...(to === undefined ? {} : { to }), ...(project === undefined ? {} : { project }) };
 }
 
-async function waitQuery(services: RelayServices, waits: MessageWaits, ctx: RequestContext): Promise<{ filter: WaitFilter; timeoutSeconds: number }> {
-  const details: ErrorDetail[] = [];
-  const to = singleParam(ctx, 'to', details);
-  const subject = singleParam(ctx, 'subject', details);
-  const project = await projectParam(services, ctx, details);
-  const after = singleParam(ctx, 'after', details);
-  const timeoutSeconds = integerParam(ctx, 'timeout', { min: 1, max: MAX_WAIT_SECONDS, fallback: DEFAULT_WAIT_SECONDS }, details);
-  const afterSeq = after === undefined ? undefined : await waits.seqOf(after);
-  if (after !== undefined && afterSeq === undefined) details.push({ field: 'after', message: `no captured message with id ${after}` });
-  if (details.length > 0) throw validationError(details);
-  const filter: WaitFilter = { to, subject, project, afterSeq };
+async function waitQuery(services: RelayServices, ctx: RequestContext): Promise<{ filter: WaitFilter; timeoutSeconds: number }> {
+  const query = new QueryParams(ctx.url.searchParams);
+  const to = textFilter(query, 'to');
+  const subject = textFilter(query, 'subject');
+  const project = await projectParam(services, query);
+  const after = query.single('after');
+  const timeoutSeconds = query.integer('timeout', { min: 1, max: MAX_WAIT_SECONDS, fallback: DEFAULT_WAIT_SECONDS });
+  const afterSeq = after === undefined || !isStorableText(after) ? undefined : await services.messageWaits.seqOf(after);
+  if (after !== undefined && afterSeq === undefined) query.details.push({ field: 'after', message: `no captured message with id ${JSON.stringify(after)}` });
+  const { matchesNothing } = query.finish();
+  const filter: WaitFilter = { to, subject, project, afterSeq, ...(matchesNothing ? { matchesNothing } : {}) };
   for (const key of Object.keys(filter) as Array<keyof WaitFilter>) if (filter[key] === undefined) delete filter[key];
   return { filter, timeoutSeconds };
 }
@@ -119,12 +109,12 @@ function clientGone(ctx: RequestContext): { signal: AbortSignal; release(): void
 export function adminMessageHandlers(services: RelayServices) {
   const waits = services.messageWaits;
   return {
-    list: async (ctx) => ({
-      status: 200,
-      body: { messages: await listCapturedMessages(services.db, await listQuery(services, ctx)) },
-    }),
+    list: async (ctx) => {
+      const { matchesNothing, ...query } = await listQuery(services, ctx);
+      return { status: 200, body: { messages: matchesNothing ? [] : await listCapturedMessages(services.db, query) } };
+    },
     wait: async (ctx) => {
-      const { filter, timeoutSeconds } = await waitQuery(services, waits, ctx);
+      const { filter, timeoutSeconds } = await waitQuery(services, ctx);
       const gone = clientGone(ctx);
       try {
         const end = await waits.wait(filter, timeoutSeconds * 1000, gone.signal);
@@ -142,7 +132,9 @@ export function adminMessageHandlers(services: RelayServices) {
     get: async (ctx) => ({ status: 200, body: await capturedDetail(services, ctx.params.message_id!) }),
     raw: async (ctx) => {
       const message = await loadMessage(services, ctx.params.message_id!);
-      return { status: 200, raw: { contentType: 'message/rfc822', data: message.raw } };
+      // A download (the dashboard saves it as <id>.eml and shows it as text): mail is hostile
+      // content, never to be sniffed into HTML or rendered on the relay's origin.
+      return { status: 200, raw: { contentType: 'message/rfc822', data: message.raw }, headers: downloadHeaders(`${message.id}.eml`) };
     },
   } satisfies Record<string, Handler>;
 }

@@ -16,6 +16,8 @@ export interface WaitFilter {
   project?: string;
   /** Only messages captured after the one with this seq. */
   afterSeq?: number;
+  /** A filter holds text no stored message can (a NUL): the wait can only time out. */
+  matchesNothing?: boolean;
 }
 
 /** Why a wait ended without a message. */
@@ -41,6 +43,7 @@ const POLL_MS = 2_000;
 const AT_ONCE_PAGE = 500;
 
 export function matchesWait(filter: WaitFilter, message: SequencedSummary): boolean {
+  if (filter.matchesNothing) return false;
   if (filter.afterSeq !== undefined && message.seq <= filter.afterSeq) return false;
   if (filter.project !== undefined && message.project_id !== filter.project) return false;
   if (filter.to !== undefined) {
@@ -117,7 +120,8 @@ export class MessageWaits {
 
   /** The newest message up to `upTo` that matches, read newest first. */
   private async newestMatch(filter: WaitFilter, upTo: number): Promise<string | undefined> {
-    const { subject, ...indexed } = filter;
+    if (filter.matchesNothing) return undefined;
+    const { subject, matchesNothing: _, ...indexed } = filter;
     let below = upTo + 1;
     for (;;) {
       const page = await capturedSince(this.services.db, { ...indexed, beforeSeq: below, limit: subject === undefined ? 1 : AT_ONCE_PAGE }, 'desc');

@@ -23,6 +23,7 @@ import { startSmtpSink, type SmtpSink, type SmtpSinkOptions } from '../../relay/
 import { openStorage } from '../../relay/storage/open.js';
 import { TEST_BACKEND, freshPostgresDatabase } from './backend.js';
 import { MessageWaits } from '../../relay/inbox/message-waits.js';
+import { AuthFailures } from '../../relay/auth-failures.js';
 import { DashboardSessions } from '../../relay/dashboard/sessions.js';
 
 export interface NewTestEmail {
@@ -95,6 +96,7 @@ export async function startHarness(
     adminToken: 'harness-admin-token',
     sessions: new DashboardSessions(db, 'harness-admin-token'),
     messageWaits: new MessageWaits({ db, bus, log: createLogger('error') }),
+    adminTokenFailures: new AuthFailures(() => clock.nowMs()),
     health: { database: true, http: false, smtp: false, worker: false },
   };
   const boot = (await bootstrapIfEmpty(services))!;
