@@ -11,6 +11,7 @@ import { createContext, type Reply } from './context.js';
 import { errorReply, refuseUpgrade } from './error-reply.js';
 import { Router, type Miss } from './router.js';
 import { buildRoutes, type SocketEndpoints } from './routes.js';
+import { explainListenError } from '../listen-error.js';
 
 function send(res: http.ServerResponse, requestId: string, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
@@ -134,7 +135,7 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(explainListenError(error, { what: 'HTTP', flag: '--port', env: 'RAVEN_PORT', host: config.host, port: config.port })));
     server.listen(config.port, config.host, () => resolve());
   });
   const address = server.address() as AddressInfo;
