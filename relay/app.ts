@@ -10,6 +10,7 @@ import { createUpstreamProvider } from './delivery/upstream.js';
 import { KeyCache } from './domain/auth.js';
 import { KeyUse } from './domain/key-use.js';
 import { DashboardSessions } from './dashboard/sessions.js';
+import { AuthFailures } from './auth-failures.js';
 import { startDomainRecheck } from './domain/domain-recheck.js';
 import { RateLimiter } from './domain/rate-limits.js';
 import { bootstrapIfEmpty, type Bootstrap } from './domain/first-run.js';
@@ -131,6 +132,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       metrics: new Metrics(),
       adminToken: admin.value,
       sessions: new DashboardSessions(db, admin.value),
+      adminTokenFailures: new AuthFailures(() => clock.nowMs()),
       health: { database: true, http: false, smtp: false, worker: false },
     };
 

@@ -150,6 +150,19 @@ describe('input neither backend can store', () => {
     assert.equal(admin.status, 401, admin.text);
   });
 
+  test('a NUL in a header (Idempotency-Key, Authorization, a cookie) is refused by the HTTP parser: 400, nothing reaches storage', async () => {
+    for (const header of ['Idempotency-Key: a\0b', `Authorization: Bearer ${t.apiKey}\0`, 'Cookie: raven_session=a\0b']) {
+      const reply = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(new URL(t.directUrl).port), '127.0.0.1');
+        let text = '';
+        socket.setEncoding('latin1').on('data', (d) => (text += d));
+        socket.on('error', reject).on('close', () => resolve(text));
+        socket.end(`GET /v1/emails HTTP/1.1\r\nHost: x\r\n${header}\r\nConnection: close\r\n\r\n`);
+      });
+      assert.match(reply, /^HTTP\/1\.1 400 /, `${JSON.stringify(header)}: ${reply.slice(0, 80)}`);
+    }
+  });
+
   /** Every query parameter openapi.yaml declares, with its operation. */
   function queryParameters(): Array<{ method: string; path: string; name: string }> {
     const out: Array<{ method: string; path: string; name: string }> = [];

@@ -452,18 +452,15 @@ describe('text neither backend can store, in captured mail (issue 20)', () => {
     for (const to of recipients) assert.equal((await captured(t, to)).length, 1, to);
   });
 
-  test('an envelope address past RFC 5321 (3,000 octets) is answered the same on both backends', async () => {
+  test('envelope addresses past RFC 5321 (a long local part, a long domain) are refused 501 before anything is stored', async () => {
     // Random letters: PostgreSQL would compress a repeated one below its index row limit.
-    const long = `${Array.from({ length: 3000 }, () => 'abcdefghijklmnopqrstuvwxyz'[Math.floor(Math.random() * 26)]).join('')}@sink.test`;
+    const letters = (n: number) => Array.from({ length: n }, () => 'abcdefghijklmnopqrstuvwxyz'[Math.floor(Math.random() * 26)]).join('');
+    const longDomain = Array.from({ length: 50 }, () => letters(60)).join('.');
     const c = await open(t);
     assert.match(await c.command('EHLO client.test'), /^250[ -]/);
+    for (const long of [`${letters(3000)}@sink.test`, `a@${longDomain}.test`]) assert.match(await c.command(`MAIL FROM:<${long}>`), /^501 /);
     assert.match(await c.command(`MAIL FROM:<${SENDER}>`), /^250 /);
-    const reply = await c.command(`RCPT TO:<${long}>`);
-    if (/^250 /.test(reply)) {
-      assert.ok(queuedId(await data(c, 'Subject: long\r\n\r\nbody\r\n')), 'accepted at RCPT, captured at the dot');
-    } else {
-      assert.match(reply, /^5\d\d /);
-    }
+    for (const long of [`${letters(3000)}@sink.test`, `a@${longDomain}.test`]) assert.match(await c.command(`RCPT TO:<${long}>`), /^501 /);
     await assertStillServing(t);
   });
 });
