@@ -10,6 +10,7 @@ import type { RelayServices } from '../services.js';
 import { ClientAbortedError, createContext, type Reply } from './context.js';
 import { answerAndClose, errorReply, refuseUpgrade } from './error-reply.js';
 import { Router, type Miss } from './router.js';
+import type { SubmissionEndpoint } from './admin-submission.js';
 import { buildRoutes, type SocketEndpoints } from './routes.js';
 import { explainListenError } from '../listen-error.js';
 
@@ -92,8 +93,8 @@ function onUpgrade(router: Router, log: Logger, req: http.IncomingMessage, socke
   });
 }
 
-export async function startHttpServer(services: RelayServices, sockets: SocketEndpoints): Promise<HttpServer> {
-  const router = new Router(buildRoutes(services, sockets));
+export async function startHttpServer(services: RelayServices, sockets: SocketEndpoints, submission: SubmissionEndpoint): Promise<HttpServer> {
+  const router = new Router(buildRoutes(services, sockets, submission));
   const { log, config } = services;
 
   const server = http.createServer(

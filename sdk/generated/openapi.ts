@@ -739,6 +739,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/submission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How an application connects to SMTP submission
+         * @description The submission listener (CONTRACT section 9) as an application is configured with it: host,
+         *     the port actually bound, the TLS mode, and the user name to give (any is accepted); the
+         *     password is an API key with `email:send`.
+         */
+        get: operations["adminGetSubmission"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/clock": {
         parameters: {
             query?: never;
@@ -1582,6 +1604,11 @@ export interface components {
         AdminEmailDetail: {
             email: components["schemas"]["EmailDetail"];
             project_id: string;
+            /**
+             * @description How the email came in, `POST /v1/emails` (api) or SMTP submission (smtp).
+             * @enum {string}
+             */
+            source: "api" | "smtp";
             deliveries: components["schemas"]["EventDelivery"][];
         };
         DailyUsage: {
@@ -1601,6 +1628,18 @@ export interface components {
         AdvanceClockRequest: {
             /** @description Whole seconds; the clock may not pass 9999-12-31T23:59:59.999Z (422). */
             seconds: number;
+        };
+        SubmissionSettings: {
+            /** @description The public host name when one is configured, else the address the listener is bound to. */
+            host: string;
+            port: number;
+            /**
+             * @description STARTTLS offered (AUTH only after it), TLS from the first byte, or none (AUTH in plain text, loopback only).
+             * @enum {string}
+             */
+            tls: "starttls" | "implicit" | "none";
+            /** @description The user name to configure; it is not checked. */
+            username: string;
         };
         /** @description The relay's clock (real time plus the test offset). */
         Clock: {
@@ -3377,6 +3416,29 @@ export interface operations {
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetSubmission: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The submission settings. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubmissionSettings"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            500: components["responses"]["InternalError"];
         };
     };
     adminGetClock: {
