@@ -1,6 +1,6 @@
 // The dashboard's inbox on top of captured mail: search and cursor paging, read flags, deleting
 // one message, attachments, the sandboxed HTML view, and release through the upstream provider.
-import { dashboardHeaders } from '../dashboard/security-headers.js';
+import { dashboardHeaders, downloadHeaders } from '../dashboard/security-headers.js';
 import { ApiError, validationError } from '../errors.js';
 import { htmlViewPolicy, inlineContentIds } from '../inbox/html-view.js';
 import { INBOX_CHANGED } from '../inbox/indexer.js';
@@ -46,12 +46,6 @@ async function loadCaptured(s: RelayServices, id: string) {
   const message = await getCapturedMessage(s.db, id);
   if (!message) throw new ApiError('not_found', `No captured message with id ${id}.`);
   return message;
-}
-
-/** RFC 6266 filename: an ASCII fallback and the UTF-8 name. */
-function attachmentDisposition(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
 async function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
@@ -112,12 +106,7 @@ export function adminInboxHandlers(s: RelayServices) {
       return {
         status: 200,
         raw: { contentType: 'application/octet-stream', data: attachment.content },
-        headers: {
-          'Content-Disposition': attachmentDisposition(attachment.filename ?? `attachment-${index}`),
-          'X-Content-Type-Options': 'nosniff',
-          'Content-Security-Policy': "default-src 'none'; sandbox",
-          'Cache-Control': 'private, no-store',
-        },
+        headers: downloadHeaders(attachment.filename ?? `attachment-${index}`),
       };
     },
     release: async (ctx) => {

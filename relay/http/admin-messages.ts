@@ -8,6 +8,7 @@ import { simulatedOutcome } from '../smtp/sink-server.js';
 import { countRemoteReferences } from '../inbox/html-view.js';
 import { attachmentViews, parseMessage } from '../inbox/read-message.js';
 import { getInboxEntry } from '../storage/inbox.js';
+import { downloadHeaders } from '../dashboard/security-headers.js';
 import type { RequestContext } from './context.js';
 import type { Handler } from './router.js';
 
@@ -67,7 +68,9 @@ export function adminMessageHandlers(services: RelayServices) {
     },
     raw: async (ctx) => {
       const message = await loadMessage(services, ctx.params.message_id!);
-      return { status: 200, raw: { contentType: 'message/rfc822', data: message.raw } };
+      // A download (the dashboard saves it as <id>.eml and shows it as text): mail is hostile
+      // content, never to be sniffed into HTML or rendered on the relay's origin.
+      return { status: 200, raw: { contentType: 'message/rfc822', data: message.raw }, headers: downloadHeaders(`${message.id}.eml`) };
     },
   } satisfies Record<string, Handler>;
 }

@@ -41,7 +41,7 @@ export function emailHandlers(s: RelayServices) {
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw new ApiError('invalid_request', 'The body must be a JSON object.');
       }
-      const result = await admitEmail(s, key, body, idempotencyKey);
+      const result = await admitEmail(s, key, { kind: 'json', body, idempotencyKey });
       return {
         status: result.status,
         body: result.body,

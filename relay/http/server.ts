@@ -10,11 +10,13 @@ import type { RelayServices } from '../services.js';
 import { ClientAbortedError, createContext, type Reply } from './context.js';
 import { answerAndClose, errorReply, refuseUpgrade } from './error-reply.js';
 import { Router, type Miss } from './router.js';
+import type { SubmissionEndpoint } from './admin-submission.js';
 import { buildRoutes, type SocketEndpoints } from './routes.js';
 
 function send(res: http.ServerResponse, requestId: string, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
-  const headers: Record<string, string | number> = { 'Request-Id': requestId, ...reply.headers };
+  // nosniff on every answer: a JSON body carrying mail text must never be sniffed into HTML.
+  const headers: Record<string, string | number> = { 'Request-Id': requestId, 'X-Content-Type-Options': 'nosniff', ...reply.headers };
   let data: string | Buffer = '';
   if (reply.raw) {
     headers['Content-Type'] = reply.raw.contentType;
@@ -90,8 +92,8 @@ function onUpgrade(router: Router, log: Logger, req: http.IncomingMessage, socke
   });
 }
 
-export async function startHttpServer(services: RelayServices, sockets: SocketEndpoints): Promise<HttpServer> {
-  const router = new Router(buildRoutes(services, sockets));
+export async function startHttpServer(services: RelayServices, sockets: SocketEndpoints, submission: SubmissionEndpoint): Promise<HttpServer> {
+  const router = new Router(buildRoutes(services, sockets, submission));
   const { log, config } = services;
 
   const server = http.createServer(

@@ -75,7 +75,7 @@ describe('input neither backend can store', () => {
 
   before(async () => {
     const socket = { upgrade: async () => {} };
-    routes = buildRoutes(t.relay.services, { listenHub: socket, inboxLive: socket });
+    routes = buildRoutes(t.relay.services, { listenHub: socket, inboxLive: socket }, t.relay.submission);
     const sent = await t.send({ to: `reader@${t.domain}`, subject: 'ids for the sweep' });
     assert.equal(sent.status, 202, sent.text);
     const email = await t.waitForFinal(sent.body.id);
