@@ -36,6 +36,9 @@ export interface LimitsConfig {
   bodyRetentionDays: number;
   /** Idempotency records are kept this long (the contract asks for at least 24 hours). */
   idempotencyRetentionDays: number;
+  /** An HTTP client that has not sent its whole request head by then is answered 408 and
+   * disconnected (slow-loris). */
+  httpHeadersTimeoutMs: number;
   /** The SMTP sink: larger messages are refused 552, connections past the count 421, and a
    * session idle this long (real time) is closed. */
   smtpMaxMessageBytes: number;
@@ -95,6 +98,9 @@ export interface RelayConfig {
   port: number;
   smtpHost: string;
   smtpPort: number;
+  /** SMTP submission (CONTRACT section 9), on smtpHost: the default port when HTTP and SMTP are on
+   * theirs, else a free one (resolveConfig), so relays started side by side never collide. */
+  submissionPort: number;
   /** TLS for the SMTP listener: STARTTLS offered (or implicit TLS) when a certificate is set. */
   smtpTls: SmtpTlsConfig;
   /** The relay's public DNS name: the MX and SPF target of domain records, the SMTP greeting. */
@@ -118,6 +124,7 @@ export interface RelayFlags {
   host: string;
   port: number | string;
   smtpPort: number | string;
+  submissionPort: number | string;
   smtpTlsCert: string;
   smtpTlsKey: string;
   publicHostname: string;
@@ -135,6 +142,8 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+const DEFAULT_SUBMISSION_PORT = 7587;
+
 export function defaultConfig(): RelayConfig {
   return {
     dataDir: '.raven',
@@ -142,6 +151,8 @@ export function defaultConfig(): RelayConfig {
     port: 7700,
     smtpHost: '127.0.0.1',
     smtpPort: 7725,
+    // 587 is the submission port (RFC 6409), as 7725 stands for 25.
+    submissionPort: DEFAULT_SUBMISSION_PORT,
     smtpTls: { implicit: false },
     testClock: false,
     // Development mode (the sink) allows local webhooks; an upstream provider turns this off
@@ -159,6 +170,7 @@ export function defaultConfig(): RelayConfig {
       workspaceMonthlyRecipients: 5000,
       bodyRetentionDays: 7,
       idempotencyRetentionDays: DEFAULT_IDEMPOTENCY_RETENTION_DAYS,
+      httpHeadersTimeoutMs: 15_000,
       // A 10 MiB JSON request can grow by base64/quoted-printable encoding; 25 MiB leaves room for it.
       smtpMaxMessageBytes: 25 * 1024 * 1024,
       smtpMaxClients: 100,
@@ -192,6 +204,7 @@ const FILE_SHAPE: Shape = {
   port: 'number',
   smtpHost: 'string',
   smtpPort: 'number',
+  submissionPort: 'number',
   smtpTls: { certFile: 'string', keyFile: 'string', implicit: 'boolean' },
   publicHostname: 'string',
   adminToken: 'string',
@@ -210,6 +223,7 @@ const FILE_SHAPE: Shape = {
     workspaceMonthlyRecipients: 'number',
     bodyRetentionDays: 'number',
     idempotencyRetentionDays: 'number',
+    httpHeadersTimeoutMs: 'number',
     smtpMaxMessageBytes: 'number',
     smtpMaxClients: 'number',
     smtpSocketTimeoutMs: 'number',
@@ -359,6 +373,7 @@ export function resolveConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): RelayConfig {
   let config = defaultConfig();
+  let fileSet: Partial<RelayConfig> = {};
 
   const file = flags.config ?? env.RAVEN_CONFIG;
   if (file) {
@@ -370,6 +385,7 @@ export function resolveConfig(
     }
     checkShape(parsed, FILE_SHAPE, '');
     config = mergeDeep(config, parsed);
+    fileSet = parsed as Partial<RelayConfig>;
   }
 
   const fromEnv: Partial<RelayFlags> = {
@@ -378,6 +394,7 @@ export function resolveConfig(
     host: env.RAVEN_HOST,
     port: env.RAVEN_PORT,
     smtpPort: env.RAVEN_SMTP_PORT,
+    submissionPort: env.RAVEN_SUBMISSION_PORT,
     smtpTlsCert: env.RAVEN_SMTP_TLS_CERT_FILE,
     smtpTlsKey: env.RAVEN_SMTP_TLS_KEY_FILE,
     publicHostname: env.RAVEN_PUBLIC_HOSTNAME,
@@ -407,6 +424,7 @@ export function resolveConfig(
     if (layer.host !== undefined) config.host = layer.host;
     if (layer.port !== undefined) config.port = parsePort(layer.port, 'port');
     if (layer.smtpPort !== undefined) config.smtpPort = parsePort(layer.smtpPort, 'smtp port');
+    if (layer.submissionPort !== undefined) config.submissionPort = parsePort(layer.submissionPort, 'submission port');
     if (layer.smtpTlsCert !== undefined) config.smtpTls = { ...config.smtpTls, certFile: layer.smtpTlsCert };
     if (layer.smtpTlsKey !== undefined) config.smtpTls = { ...config.smtpTls, keyFile: layer.smtpTlsKey };
     if (layer.publicHostname !== undefined) config.publicHostname = layer.publicHostname;
@@ -448,6 +466,10 @@ export function resolveConfig(
   if (!Number.isFinite(config.delivery.leaseSeconds) || config.delivery.leaseSeconds < 1) {
     throw new ConfigError('delivery.leaseSeconds must be a number of seconds, at least 1');
   }
+  // The default submission port only beside the default HTTP and SMTP ports (CONTRACT section 9).
+  const set = (key: 'port' | 'smtpPort' | 'submissionPort') => [fileSet, fromEnv, flags].some((layer) => layer[key] !== undefined);
+  if (!set('submissionPort') && (set('port') || set('smtpPort'))) config.submissionPort = 0;
+  config.submissionPort = parsePort(config.submissionPort, 'submissionPort');
   checkSmtpTls(config);
   checkDns(config.dns);
   // Development mode (sink) allows local webhooks by default; with an upstream only when asked.

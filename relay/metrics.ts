@@ -5,11 +5,19 @@ import type { DeliveryResult, RecipientOutcome } from './delivery/provider.js';
 
 const COUNTERS = {
   raven_admissions_total: {
-    help: 'Answers to POST /v1/emails: accepted (202), suppressed (200), replayed (idempotent repeat), rejected (an error).',
-    initial: [{ result: 'accepted' }, { result: 'suppressed' }, { result: 'replayed' }, { result: 'rejected' }],
+    help: 'Answers to POST /v1/emails: accepted (202), suppressed (200), replayed (idempotent repeat), rejected (an error); aborted: the client hung up or broke the chunked encoding before its body ended.',
+    initial: [{ result: 'accepted' }, { result: 'suppressed' }, { result: 'replayed' }, { result: 'rejected' }, { result: 'aborted' }],
   },
   raven_admission_rejections_total: {
     help: 'Refused POST /v1/emails requests by error code.',
+    initial: [],
+  },
+  raven_submissions_total: {
+    help: 'Messages submitted over SMTP (the final dot): accepted (queued), suppressed, replayed (idempotent repeat), rejected (an error).',
+    initial: [{ result: 'accepted' }, { result: 'suppressed' }, { result: 'replayed' }, { result: 'rejected' }],
+  },
+  raven_submission_rejections_total: {
+    help: 'Refused SMTP submissions by API error code.',
     initial: [],
   },
   raven_deliveries_total: {

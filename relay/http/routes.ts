@@ -10,11 +10,12 @@ import { adminEmailHandlers } from './admin-emails.js';
 import { adminInboxHandlers } from './admin-inbox.js';
 import { adminMessageHandlers } from './admin-messages.js';
 import { adminSessionHandlers } from './admin-session.js';
+import { adminSubmissionHandlers, type SubmissionEndpoint } from './admin-submission.js';
 import { adminWebhookHandlers } from './admin-webhooks.js';
 import { dashboardHandlers } from './dashboard.js';
 import { countAdmissions, emailHandlers } from './emails.js';
 import { opsHandlers } from './ops.js';
-import { withAdmin, withApiKey, type KeyHandler } from './route-helpers.js';
+import { withAdmin, withApiKey, withoutAuth, type KeyHandler } from './route-helpers.js';
 import type { Handler, Method, Route, UpgradeHandler } from './router.js';
 
 /** The endpoints that take a connection over as a WebSocket. */
@@ -23,10 +24,10 @@ export interface SocketEndpoints {
   inboxLive: Pick<InboxLive, 'upgrade'>;
 }
 
-export function buildRoutes(s: RelayServices, sockets: SocketEndpoints): Route[] {
+export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submission: SubmissionEndpoint): Route[] {
   const key = (handler: KeyHandler) => withApiKey(s, handler);
   const admin = (handler: Handler) => withAdmin(s, handler);
-  const open = (handler: Handler) => handler;
+  const open = (handler: Handler) => withoutAuth(handler);
   const route = (method: Method, path: string, handler: Handler): Route => ({ method, path, handler });
   const upgrade = (path: string, handler: UpgradeHandler): Route => ({ method: 'GET', path, upgrade: handler });
 
@@ -93,6 +94,9 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints): Route[]
     route('POST', '/admin/v1/messages/:message_id/release', admin(inbox.release)),
     route('GET', '/admin/v1/inbox', admin(inbox.search)),
     upgrade('/admin/v1/inbox/live', sockets.inboxLive.upgrade),
+
+    // How applications connect to SMTP submission (the dashboard's keys page).
+    route('GET', '/admin/v1/submission', admin(adminSubmissionHandlers(s, submission).settings)),
 
     // The test clock (relay started with --test-clock).
     route('GET', '/admin/v1/clock', admin(tenancy.clock)),

@@ -487,7 +487,10 @@ export interface paths {
         };
         /**
          * Get one captured message, raw
-         * @description The message exactly as received over SMTP (RFC 5322 bytes).
+         * @description The message exactly as received over SMTP (RFC 5322 bytes), as a download:
+         *     `Content-Disposition: attachment; filename="<id>.eml"`, `X-Content-Type-Options: nosniff`,
+         *     `Content-Security-Policy: default-src 'none'; sandbox` and `Cache-Control: private,
+         *     no-store`, so a browser never renders captured mail on the relay's origin.
          */
         get: operations["adminGetCapturedMessageRaw"];
         put?: never;
@@ -712,6 +715,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/submission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How an application connects to SMTP submission
+         * @description The submission listener (CONTRACT section 9) as an application is configured with it: host,
+         *     the port actually bound, the TLS mode, and the user name to give (any is accepted); the
+         *     password is an API key with `email:send`.
+         */
+        get: operations["adminGetSubmission"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/clock": {
         parameters: {
             query?: never;
@@ -840,6 +865,19 @@ export interface components {
             [key: string]: string;
         };
         /**
+         * @description Tags as Resend's SDK sends them; at most 20, each name once.
+         * @example [
+         *       {
+         *         "name": "category",
+         *         "value": "sign_in"
+         *       }
+         *     ]
+         */
+        TagList: {
+            name: string;
+            value: string;
+        }[];
+        /**
          * @description Application data kept with the email and returned by the read API: at most 50 keys, each at
          *     most 40 characters, values strings of at most 500 characters. Never put secrets here.
          * @example {
@@ -867,7 +905,12 @@ export interface components {
             html?: string;
             reply_to?: components["schemas"]["Mailbox"];
             headers?: components["schemas"]["CustomHeaders"];
-            tags?: components["schemas"]["Tags"];
+            /**
+             * @description The tags as an object, or as the list of `{"name", "value"}` objects Resend's SDK sends
+             *     (the same tags under the same rules; a name given twice is refused). Reads always answer
+             *     the object form.
+             */
+            tags?: components["schemas"]["Tags"] | components["schemas"]["TagList"];
             metadata?: components["schemas"]["Metadata"];
         };
         /** @description The message was admitted and queued for delivery. Not a delivery confirmation. */
@@ -1518,6 +1561,11 @@ export interface components {
         AdminEmailDetail: {
             email: components["schemas"]["EmailDetail"];
             project_id: string;
+            /**
+             * @description How the email came in, `POST /v1/emails` (api) or SMTP submission (smtp).
+             * @enum {string}
+             */
+            source: "api" | "smtp";
             deliveries: components["schemas"]["EventDelivery"][];
         };
         DailyUsage: {
@@ -1535,7 +1583,20 @@ export interface components {
         };
         /** @description How far to move the test clock. */
         AdvanceClockRequest: {
+            /** @description Whole seconds; the clock may not pass 9999-12-31T23:59:59.999Z (422). */
             seconds: number;
+        };
+        SubmissionSettings: {
+            /** @description The public host name when one is configured, else the address the listener is bound to. */
+            host: string;
+            port: number;
+            /**
+             * @description STARTTLS offered (AUTH only after it), TLS from the first byte, or none (AUTH in plain text, loopback only).
+             * @enum {string}
+             */
+            tls: "starttls" | "implicit" | "none";
+            /** @description The user name to configure; it is not checked. */
+            username: string;
         };
         /** @description The relay's clock (real time plus the test offset). */
         Clock: {
@@ -1579,6 +1640,33 @@ export interface components {
                  *       "error": {
                  *         "code": "invalid_api_key",
                  *         "message": "The API key is invalid or revoked."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `rate_limit_exceeded`: more than 10 wrong admin tokens (Bearer header or dashboard sign-in,
+         *     a wrong sign-in link too) from this client address within a minute, the failure budget of
+         *     CONTRACT section 9's SMTP AUTH. Each wrong token is answered a little later than the last
+         *     (up to a second); the eleventh is answered 429, and so is every request with a token or a
+         *     sign-in from that address, even the right one, until `Retry-After` seconds have passed.
+         *     A request without a token (or with a session cookie) spends nothing.
+         */
+        AdminTokenFailures: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "rate_limit_exceeded",
+                 *         "message": "Too many wrong admin tokens from this address; retry after 42 seconds.",
+                 *         "retry_after": 42
                  *       }
                  *     }
                  */
@@ -2105,6 +2193,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2136,6 +2225,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2168,6 +2258,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2199,6 +2290,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2237,6 +2329,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2268,6 +2361,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2306,6 +2400,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2344,6 +2439,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2375,6 +2471,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2413,6 +2510,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2443,6 +2541,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2474,6 +2573,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2512,6 +2612,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2544,6 +2645,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2575,6 +2677,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2613,6 +2716,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2643,6 +2747,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2674,6 +2779,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2705,6 +2811,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2735,6 +2842,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2758,6 +2866,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2789,6 +2898,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2819,6 +2929,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2850,6 +2961,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2903,6 +3015,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2953,6 +3066,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2991,6 +3105,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3025,6 +3140,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3058,6 +3174,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3096,6 +3213,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3129,6 +3247,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3156,6 +3275,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3183,6 +3303,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3213,8 +3334,32 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetSubmission: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The submission settings. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubmissionSettings"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            500: components["responses"]["InternalError"];
         };
     };
     adminGetClock: {
@@ -3238,6 +3383,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3270,6 +3416,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

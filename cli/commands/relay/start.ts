@@ -16,6 +16,7 @@ interface Options {
   host?: string;
   port?: number;
   smtpPort?: number;
+  submissionPort?: number;
   smtpTlsCert?: string;
   smtpTlsKey?: string;
   publicHostname?: string;
@@ -28,6 +29,9 @@ interface Options {
   config?: string;
   logLevel?: string;
 }
+
+/** What the banner says of the submission port's TLS. */
+const SUBMISSION_TLS = { starttls: 'STARTTLS', implicit: 'implicit TLS', none: 'no TLS' } as const;
 
 /** How long a graceful stop may take before the process exits anyway. */
 const FORCED_EXIT_MS = 10_000;
@@ -49,6 +53,7 @@ export function register(cmd: Command): void {
     .option('--host <host>', 'address to bind HTTP and SMTP (default: 127.0.0.1)')
     .option('--port <port>', 'HTTP port, 0 for a free one (default: 7700)', parsePort('--port'))
     .option('--smtp-port <port>', 'SMTP sink port, 0 for a free one (default: 7725)', parsePort('--smtp-port'))
+    .option('--submission-port <port>', 'SMTP submission port (AUTH with an API key), 0 for a free one (default: 7587 beside the default ports, else a free one)', parsePort('--submission-port'))
     .option('--smtp-tls-cert <file>', 'PEM certificate chain for the SMTP listener: STARTTLS is offered (with --smtp-tls-key)')
     .option('--smtp-tls-key <file>', 'PEM private key of --smtp-tls-cert')
     .option('--public-hostname <name>', "the relay's public DNS name: MX/SPF target of domain records, SMTP greeting")
@@ -68,7 +73,9 @@ export function register(cmd: Command): void {
       const relay = await startRelay({ flags, env: process.env });
 
       const http = new URL(relay.httpUrl);
-      const smtpUrl = `smtp://${relay.smtpHost.includes(':') ? `[${relay.smtpHost}]` : relay.smtpHost}:${relay.smtpPort}`;
+      const smtpUrlOf = (host: string, port: number) => `smtp://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      const smtpUrl = smtpUrlOf(relay.smtpHost, relay.smtpPort);
+      const submissionUrl = smtpUrlOf(relay.submission.host, relay.submission.port);
       const b = relay.bootstrap;
       const newKey = newKeyCommand(relay);
       const result = {
@@ -80,6 +87,8 @@ export function register(cmd: Command): void {
         port: Number(http.port),
         smtp_host: relay.smtpHost,
         smtp_port: relay.smtpPort,
+        submission_url: submissionUrl,
+        submission_port: relay.submission.port,
         data_dir: relay.dataDir,
         admin_token_file: relay.adminTokenFile,
         ...(relay.adminTokenGenerated ? { admin_token: relay.adminToken } : {}),
@@ -104,6 +113,7 @@ export function register(cmd: Command): void {
             [
               ['  HTTP', relay.httpUrl],
               ['  SMTP', smtpUrl],
+              ['  Submission', `${submissionUrl}  (${SUBMISSION_TLS[relay.submission.tls]}; user raven, an API key as password)`],
               ['  Data', relay.dataDir],
               ['  Dashboard', `${relay.dashboardUrl}  (a one-time sign-in link, 15 minutes)`],
               ['  Admin token', token],
