@@ -69,6 +69,18 @@ export function renderEmailDetail(email: EmailDetail, paint: Paint): string {
   ].join('\n');
 }
 
+/**
+ * Why an email still waits: the reason of its latest delivery_delayed event (a fixed phrase such as
+ * `TLS: self-signed certificate`), with when it is tried next. Undefined when none says.
+ */
+export function waitingReason(email: EmailDetail): string | undefined {
+  const delayed = email.events.filter((e) => e.type === 'email.delivery_delayed').at(-1);
+  const payload = (delayed?.payload ?? {}) as { reason?: unknown; next_attempt_at?: unknown };
+  if (typeof payload.reason !== 'string') return undefined;
+  const next = typeof payload.next_attempt_at === 'string' ? `; next attempt at ${payload.next_attempt_at}` : '';
+  return `delivery_delayed: ${payload.reason}${next}`;
+}
+
 export function isTerminal(email: EmailDetail): boolean {
   if (email.status === 'suppressed') return true;
   // BCC recipients are not listed, so an aggregate still `queued` also means "not yet".
@@ -102,5 +114,8 @@ export function renderDomain(domain: Domain, paint: Paint): string {
     domain.records,
     paint,
   );
-  return `${header}\n\n${paint('bold', 'DNS records')}\n${records}`;
+  // Why each record failed, under the table: a value or a resolver error does not fit a column.
+  const problems = domain.records.filter((r) => r.problem).map((r) => `  ${r.purpose}: ${r.problem}`);
+  const why = problems.length > 0 ? `\n\n${paint('bold', 'Not verified')}\n${problems.join('\n')}` : '';
+  return `${header}\n\n${paint('bold', 'DNS records')}\n${records}${why}`;
 }

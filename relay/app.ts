@@ -58,6 +58,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Overrides applied after flags, for tests that need a smaller limit. */
   overrides?: (config: RelayConfig) => void;
+  /** Where log lines go (default: stderr); `ravenctl relay start` holds them until its banner is out. */
+  logWrite?: (line: string) => void;
 }
 
 interface Secret {
@@ -82,7 +84,7 @@ async function readOrMakeSecret(file: string, make: () => string): Promise<Secre
 export async function startRelay(options: StartOptions = {}): Promise<Relay> {
   const config = resolveConfig(options.flags, options.env ?? process.env);
   options.overrides?.(config);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, options.logWrite);
   // Read before anything starts: a missing or mismatched certificate stops start-up.
   const smtpTls = loadListenerTls(config.smtpTls);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });

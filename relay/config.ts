@@ -16,6 +16,11 @@ export interface SmtpUpstreamConfig {
   auth?: { user: string; pass: string };
   /** Pooled connections to the upstream, at least 1 (the file may say true, false or a number: see poolSize). */
   pool: number;
+  /**
+   * PEM file of the certificate authorities to trust for the upstream's TLS certificate, besides
+   * the system's (NODE_EXTRA_CA_CERTS): a private CA, or a test upstream's self-signed certificate.
+   */
+  ca?: string;
 }
 
 /** Connections kept open to the upstream when the configuration does not say (or says `true`). */
@@ -134,6 +139,7 @@ export interface RelayFlags {
   allowLocalWebhooks: boolean;
   domain: string;
   upstream: string;
+  upstreamCa: string;
   config: string;
   logLevel: string;
 }
@@ -231,7 +237,7 @@ const FILE_SHAPE: Shape = {
   },
   delivery: {
     provider: 'string',
-    smtp: { host: 'string', port: 'number', secure: 'boolean', requireTLS: 'boolean', auth: 'object', pool: 'number|boolean' },
+    smtp: { host: 'string', port: 'number', secure: 'boolean', requireTLS: 'boolean', auth: 'object', pool: 'number|boolean', ca: 'string' },
     recipientsPerSecond: 'number',
     dailyRecipients: 'number',
     concurrency: 'number',
@@ -407,6 +413,7 @@ export function resolveConfig(
         : parseBool(env.RAVEN_ALLOW_LOCAL_WEBHOOKS, 'RAVEN_ALLOW_LOCAL_WEBHOOKS'),
     domain: env.RAVEN_DOMAIN,
     upstream: env.RAVEN_UPSTREAM,
+    upstreamCa: env.RAVEN_UPSTREAM_CA_FILE,
     logLevel: env.RAVEN_LOG_LEVEL,
   };
   if (env.RAVEN_SECRET_KEY) config.secretKey = env.RAVEN_SECRET_KEY;
@@ -418,6 +425,7 @@ export function resolveConfig(
   }
 
   let allowLocalExplicit = config.allowLocalWebhooks ? true : undefined;
+  let upstreamCa: string | undefined;
   for (const layer of [fromEnv, flags]) {
     if (layer.dataDir !== undefined) config.dataDir = layer.dataDir;
     if (layer.database !== undefined) config.database = layer.database;
@@ -437,9 +445,10 @@ export function resolveConfig(
       // The URL says host, port, TLS mode and login; requireTLS and pool, which it cannot say, stay
       // as the file set them (credentials in RAVEN_UPSTREAM, the rest in the file).
       const upstream = parseUpstream(layer.upstream);
-      const { requireTLS, pool } = { ...upstream, ...config.delivery.smtp };
-      config.delivery = { ...config.delivery, provider: 'smtp', smtp: { ...upstream, requireTLS, pool } };
+      const { requireTLS, pool, ca } = { ...upstream, ...config.delivery.smtp };
+      config.delivery = { ...config.delivery, provider: 'smtp', smtp: { ...upstream, requireTLS, pool, ...(ca === undefined ? {} : { ca }) } };
     }
+    if (layer.upstreamCa !== undefined) upstreamCa = layer.upstreamCa;
     if (layer.logLevel !== undefined) config.logLevel = layer.logLevel as RelayConfig['logLevel'];
   }
 
@@ -462,6 +471,12 @@ export function resolveConfig(
     throw new ConfigError(`publicHostname must be a host name, got "${config.publicHostname}"`);
   }
   if (config.delivery.smtp) config.delivery.smtp = { ...config.delivery.smtp, pool: poolSize(config.delivery.smtp.pool) };
+  if (upstreamCa !== undefined) {
+    if (config.delivery.provider !== 'smtp' || !config.delivery.smtp) {
+      throw new ConfigError('--upstream-ca (RAVEN_UPSTREAM_CA_FILE) needs an upstream provider (--upstream or delivery.smtp)');
+    }
+    config.delivery.smtp = { ...config.delivery.smtp, ca: upstreamCa };
+  }
   checkDatabase(config.database);
   if (!Number.isFinite(config.delivery.leaseSeconds) || config.delivery.leaseSeconds < 1) {
     throw new ConfigError('delivery.leaseSeconds must be a number of seconds, at least 1');

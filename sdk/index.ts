@@ -63,6 +63,7 @@ export type { ResponseInfo, WithResponse } from './core/api-promise.js';
 export { CursorPage, PagePromise } from './core/pagination.js';
 export { EmailPage, Emails } from './resources/emails.js';
 export type { EmailPagePromise } from './resources/emails.js';
+export { Domains } from './resources/domains.js';
 export type {
   ClientOptions,
   AdminClientOptions,

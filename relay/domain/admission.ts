@@ -250,7 +250,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
 
   const domains = state.verified.get(key.projectId) ?? new Set<string>();
   if (!domains.has(request.from.domain)) {
-    throw new ApiError('domain_not_verified', `The sender domain ${request.from.domain} is not verified in this key's project.`);
+    throw new ApiError('domain_not_verified', domainNotVerifiedMessage(request.from.domain, domains));
   }
   const recipients = allRecipients(request);
   if (key.testMode) {
@@ -331,4 +331,14 @@ function addEmail(
     rows.recipients.push([emailId, i, r.mailbox.address, r.mailbox.address.toLowerCase(), r.type, status, now]),
   );
   return { id: emailId, projectId: key.projectId, testMode: key.testMode, tags: { ...request.tags } };
+}
+
+/** Names what would work: the project's verified domains, or how to add one when it has none. */
+function domainNotVerifiedMessage(domain: string, verified: ReadonlySet<string>): string {
+  const names = [...verified].sort();
+  const known =
+    names.length === 0
+      ? 'it has no verified domain yet (add one with `ravenctl relay domains add`)'
+      : `its verified domain${names.length === 1 ? ' is' : 's are'} ${names.join(', ')}`;
+  return `The sender domain ${domain} is not verified in this key's project: ${known}.`;
 }

@@ -51,6 +51,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     route('POST', '/v1/emails', countAdmissions(s.metrics, key(emails.send))),
     route('GET', '/v1/emails', key(emails.list)),
     route('GET', '/v1/emails/:email_id', key(emails.get)),
+    route('GET', '/v1/domains', key(emails.domains)),
     upgrade('/v1/listen', sockets.listenHub.upgrade),
 
     // The dashboard's operations (CONTRACT section 6): tenancy.

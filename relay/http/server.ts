@@ -12,6 +12,7 @@ import { answerAndClose, errorReply, refuseUpgrade } from './error-reply.js';
 import { Router, type Miss } from './router.js';
 import type { SubmissionEndpoint } from './admin-submission.js';
 import { buildRoutes, type SocketEndpoints } from './routes.js';
+import { explainListenError } from '../listen-error.js';
 
 function send(res: http.ServerResponse, requestId: string, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
@@ -149,7 +150,7 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(explainListenError(error, { what: 'HTTP', flag: '--port', env: 'RAVEN_PORT', host: config.host, port: config.port })));
     server.listen(config.port, config.host, () => resolve());
   });
   const address = server.address() as AddressInfo;

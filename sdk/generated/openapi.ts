@@ -69,6 +69,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key's sender domains
+         * @description The domains connected to the key's project, with their verification status: `from` must be
+         *     on one of the `verified` ones (422 `domain_not_verified` otherwise). Any valid key may read
+         *     them (`email:send` or `email:read`); nothing is sent. `ravenctl send` asks it before the
+         *     body is written, so a sender on an unverified domain is refused at the From prompt. Domains
+         *     are connected and verified in the dashboard (`/admin/v1`), not here.
+         */
+        get: operations["listSenderDomains"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/livez": {
         parameters: {
             query?: never;
@@ -1249,6 +1273,13 @@ export interface components {
              * @enum {string}
              */
             status?: "pending" | "verified" | "failed" | "duplicate";
+            /**
+             * @description Why the last DNS check did not verify this record, when it did not: nothing published
+             *     at that name (the resolver answered that there is none), other values found there
+             *     (quoted), or no answer from the resolver (its error code, for example `ETIMEOUT`).
+             * @example raven.example.test has "v=spf1 -all", not the expected value
+             */
+            problem?: string;
         };
         /** @description A sender domain connected to a project. */
         Domain: {
@@ -1257,17 +1288,29 @@ export interface components {
             project_id: string;
             /** @example example.test */
             name: string;
-            /** @enum {string} */
-            status: "pending" | "verified";
+            status: components["schemas"]["DomainStatus"];
             records: components["schemas"]["DnsRecord"][];
             created_at: components["schemas"]["Timestamp"];
             verified_at: components["schemas"]["Timestamp"] | null;
             /** @description When DNS was last checked (verify, or the periodic recheck), on the relay clock. */
             last_checked_at: components["schemas"]["Timestamp"] | null;
         };
+        /**
+         * @description `verified` when every required DNS record checked out (or forced in development), else `pending`.
+         * @enum {string}
+         */
+        DomainStatus: "pending" | "verified";
         /** @description A project's domains. */
         DomainList: {
             domains: components["schemas"]["Domain"][];
+        };
+        /** @description The domains of an API key's project (`GET /v1/domains`), sorted by name. */
+        SenderDomainList: {
+            domains: {
+                /** @example example.test */
+                name: string;
+                status: components["schemas"]["DomainStatus"];
+            }[];
         };
         /**
          * @description `email:send` sends and reads the emails the key created; `email:read` reads every email of the project.
@@ -2088,6 +2131,42 @@ export interface operations {
             401: components["responses"]["InvalidApiKey"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSenderDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's sender domains, by name. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "domains": [
+                     *         {
+                     *           "name": "example.test",
+                     *           "status": "verified"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SenderDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidApiKey"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -150,3 +150,12 @@ test('the README shows examples/raven.json as committed', () => {
   assert.ok(block, 'a json block in the Production section');
   assert.deepEqual(JSON.parse(block[1]!), JSON.parse(readFileSync(example('raven.json'), 'utf8')));
 });
+
+test('the upstream CA: delivery.smtp.ca in the file, RAVEN_UPSTREAM_CA_FILE over it, --upstream-ca over both; kept by an upstream URL', () => {
+  const file = configFile({ delivery: { provider: 'smtp', smtp: { host: 'smtp.example', port: 587, ca: '/etc/raven/file-ca.pem' } } });
+  assert.equal(resolveConfig({ config: file }, {}).delivery.smtp?.ca, '/etc/raven/file-ca.pem');
+  assert.equal(resolveConfig({ config: file }, { RAVEN_UPSTREAM: 'smtp://u:p@other.example:587' }).delivery.smtp?.ca, '/etc/raven/file-ca.pem');
+  assert.equal(resolveConfig({ config: file }, { RAVEN_UPSTREAM_CA_FILE: '/env-ca.pem' }).delivery.smtp?.ca, '/env-ca.pem');
+  assert.equal(resolveConfig({ config: file, upstreamCa: '/flag-ca.pem' }, { RAVEN_UPSTREAM_CA_FILE: '/env-ca.pem' }).delivery.smtp?.ca, '/flag-ca.pem');
+  assert.throws(() => resolveConfig({ upstreamCa: '/flag-ca.pem' }, {}), (e: Error) => e instanceof ConfigError && /--upstream-ca .*needs an upstream/.test(e.message));
+});
