@@ -7,11 +7,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ravenctl, ravenctlCommand, ravenctlEnv } from '../helpers/ravenctl.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(path.join(tmpdir(), 'ravenctl-prompts-'));
 let t: TestRelay;
 before(async () => {
@@ -28,11 +26,11 @@ test('send asks for from, subject and body in a terminal, checks each answer as 
   const editor = path.join(dir, 'editor.sh');
   writeFileSync(editor, `#!/bin/sh\nprintf 'Hello Ada,\\n\\nwritten in an editor.\\n' > "$1"\n`, { mode: 0o755 });
   // No CI in the environment: the CLI never prompts under CI.
-  const env = ravenctlEnv({ EDITOR: editor, TERM: process.env.TERM ?? 'xterm', TMPDIR: process.env.TMPDIR });
+  const env = ravenctlEnv({ EDITOR: editor, TERM: process.env.TERM ?? 'xterm', TMPDIR: process.env.TMPDIR }, dir);
   const command = ravenctlCommand(['send', '--api-key', t.apiKey, '--base-url', t.url, '--to', `pty@${t.domain}`])
     .map((word) => `'${word}'`)
     .join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { env, cwd: root });
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { env, cwd: dir });
   context.signal.addEventListener('abort', () => child.kill());
   // Ctrl-U clears what was typed, as a person fixing a refused answer would.
   const answers: Array<[RegExp, string]> = [
