@@ -16,6 +16,11 @@ export interface SmtpUpstreamConfig {
   auth?: { user: string; pass: string };
   /** Pooled connections to the upstream, at least 1 (the file may say true, false or a number: see poolSize). */
   pool: number;
+  /**
+   * PEM file of the certificate authorities to trust for the upstream's TLS certificate, besides
+   * the system's (NODE_EXTRA_CA_CERTS): a private CA, or a test upstream's self-signed certificate.
+   */
+  ca?: string;
 }
 
 /** Connections kept open to the upstream when the configuration does not say (or says `true`). */
@@ -98,6 +103,9 @@ export interface RelayConfig {
   port: number;
   smtpHost: string;
   smtpPort: number;
+  /** SMTP submission (CONTRACT section 9), on smtpHost: the default port when HTTP and SMTP are on
+   * theirs, else a free one (resolveConfig), so relays started side by side never collide. */
+  submissionPort: number;
   /** TLS for the SMTP listener: STARTTLS offered (or implicit TLS) when a certificate is set. */
   smtpTls: SmtpTlsConfig;
   /** The relay's public DNS name: the MX and SPF target of domain records, the SMTP greeting. */
@@ -121,6 +129,7 @@ export interface RelayFlags {
   host: string;
   port: number | string;
   smtpPort: number | string;
+  submissionPort: number | string;
   smtpTlsCert: string;
   smtpTlsKey: string;
   publicHostname: string;
@@ -130,6 +139,7 @@ export interface RelayFlags {
   allowLocalWebhooks: boolean;
   domain: string;
   upstream: string;
+  upstreamCa: string;
   config: string;
   logLevel: string;
 }
@@ -138,6 +148,8 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+const DEFAULT_SUBMISSION_PORT = 7587;
+
 export function defaultConfig(): RelayConfig {
   return {
     dataDir: '.raven',
@@ -145,6 +157,8 @@ export function defaultConfig(): RelayConfig {
     port: 7700,
     smtpHost: '127.0.0.1',
     smtpPort: 7725,
+    // 587 is the submission port (RFC 6409), as 7725 stands for 25.
+    submissionPort: DEFAULT_SUBMISSION_PORT,
     smtpTls: { implicit: false },
     testClock: false,
     // Development mode (the sink) allows local webhooks; an upstream provider turns this off
@@ -196,6 +210,7 @@ const FILE_SHAPE: Shape = {
   port: 'number',
   smtpHost: 'string',
   smtpPort: 'number',
+  submissionPort: 'number',
   smtpTls: { certFile: 'string', keyFile: 'string', implicit: 'boolean' },
   publicHostname: 'string',
   adminToken: 'string',
@@ -222,7 +237,7 @@ const FILE_SHAPE: Shape = {
   },
   delivery: {
     provider: 'string',
-    smtp: { host: 'string', port: 'number', secure: 'boolean', requireTLS: 'boolean', auth: 'object', pool: 'number|boolean' },
+    smtp: { host: 'string', port: 'number', secure: 'boolean', requireTLS: 'boolean', auth: 'object', pool: 'number|boolean', ca: 'string' },
     recipientsPerSecond: 'number',
     dailyRecipients: 'number',
     concurrency: 'number',
@@ -364,6 +379,7 @@ export function resolveConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): RelayConfig {
   let config = defaultConfig();
+  let fileSet: Partial<RelayConfig> = {};
 
   const file = flags.config ?? env.RAVEN_CONFIG;
   if (file) {
@@ -375,6 +391,7 @@ export function resolveConfig(
     }
     checkShape(parsed, FILE_SHAPE, '');
     config = mergeDeep(config, parsed);
+    fileSet = parsed as Partial<RelayConfig>;
   }
 
   const fromEnv: Partial<RelayFlags> = {
@@ -383,6 +400,7 @@ export function resolveConfig(
     host: env.RAVEN_HOST,
     port: env.RAVEN_PORT,
     smtpPort: env.RAVEN_SMTP_PORT,
+    submissionPort: env.RAVEN_SUBMISSION_PORT,
     smtpTlsCert: env.RAVEN_SMTP_TLS_CERT_FILE,
     smtpTlsKey: env.RAVEN_SMTP_TLS_KEY_FILE,
     publicHostname: env.RAVEN_PUBLIC_HOSTNAME,
@@ -395,6 +413,7 @@ export function resolveConfig(
         : parseBool(env.RAVEN_ALLOW_LOCAL_WEBHOOKS, 'RAVEN_ALLOW_LOCAL_WEBHOOKS'),
     domain: env.RAVEN_DOMAIN,
     upstream: env.RAVEN_UPSTREAM,
+    upstreamCa: env.RAVEN_UPSTREAM_CA_FILE,
     logLevel: env.RAVEN_LOG_LEVEL,
   };
   if (env.RAVEN_SECRET_KEY) config.secretKey = env.RAVEN_SECRET_KEY;
@@ -406,12 +425,14 @@ export function resolveConfig(
   }
 
   let allowLocalExplicit = config.allowLocalWebhooks ? true : undefined;
+  let upstreamCa: string | undefined;
   for (const layer of [fromEnv, flags]) {
     if (layer.dataDir !== undefined) config.dataDir = layer.dataDir;
     if (layer.database !== undefined) config.database = layer.database;
     if (layer.host !== undefined) config.host = layer.host;
     if (layer.port !== undefined) config.port = parsePort(layer.port, 'port');
     if (layer.smtpPort !== undefined) config.smtpPort = parsePort(layer.smtpPort, 'smtp port');
+    if (layer.submissionPort !== undefined) config.submissionPort = parsePort(layer.submissionPort, 'submission port');
     if (layer.smtpTlsCert !== undefined) config.smtpTls = { ...config.smtpTls, certFile: layer.smtpTlsCert };
     if (layer.smtpTlsKey !== undefined) config.smtpTls = { ...config.smtpTls, keyFile: layer.smtpTlsKey };
     if (layer.publicHostname !== undefined) config.publicHostname = layer.publicHostname;
@@ -424,9 +445,10 @@ export function resolveConfig(
       // The URL says host, port, TLS mode and login; requireTLS and pool, which it cannot say, stay
       // as the file set them (credentials in RAVEN_UPSTREAM, the rest in the file).
       const upstream = parseUpstream(layer.upstream);
-      const { requireTLS, pool } = { ...upstream, ...config.delivery.smtp };
-      config.delivery = { ...config.delivery, provider: 'smtp', smtp: { ...upstream, requireTLS, pool } };
+      const { requireTLS, pool, ca } = { ...upstream, ...config.delivery.smtp };
+      config.delivery = { ...config.delivery, provider: 'smtp', smtp: { ...upstream, requireTLS, pool, ...(ca === undefined ? {} : { ca }) } };
     }
+    if (layer.upstreamCa !== undefined) upstreamCa = layer.upstreamCa;
     if (layer.logLevel !== undefined) config.logLevel = layer.logLevel as RelayConfig['logLevel'];
   }
 
@@ -449,10 +471,20 @@ export function resolveConfig(
     throw new ConfigError(`publicHostname must be a host name, got "${config.publicHostname}"`);
   }
   if (config.delivery.smtp) config.delivery.smtp = { ...config.delivery.smtp, pool: poolSize(config.delivery.smtp.pool) };
+  if (upstreamCa !== undefined) {
+    if (config.delivery.provider !== 'smtp' || !config.delivery.smtp) {
+      throw new ConfigError('--upstream-ca (RAVEN_UPSTREAM_CA_FILE) needs an upstream provider (--upstream or delivery.smtp)');
+    }
+    config.delivery.smtp = { ...config.delivery.smtp, ca: upstreamCa };
+  }
   checkDatabase(config.database);
   if (!Number.isFinite(config.delivery.leaseSeconds) || config.delivery.leaseSeconds < 1) {
     throw new ConfigError('delivery.leaseSeconds must be a number of seconds, at least 1');
   }
+  // The default submission port only beside the default HTTP and SMTP ports (CONTRACT section 9).
+  const set = (key: 'port' | 'smtpPort' | 'submissionPort') => [fileSet, fromEnv, flags].some((layer) => layer[key] !== undefined);
+  if (!set('submissionPort') && (set('port') || set('smtpPort'))) config.submissionPort = 0;
+  config.submissionPort = parsePort(config.submissionPort, 'submissionPort');
   checkSmtpTls(config);
   checkDns(config.dns);
   // Development mode (sink) allows local webhooks by default; with an upstream only when asked.

@@ -16,6 +16,7 @@ interface Options {
   host?: string;
   port?: number;
   smtpPort?: number;
+  submissionPort?: number;
   smtpTlsCert?: string;
   smtpTlsKey?: string;
   publicHostname?: string;
@@ -25,9 +26,13 @@ interface Options {
   allowLocalWebhooks?: boolean;
   domain?: string;
   upstream?: string;
+  upstreamCa?: string;
   config?: string;
   logLevel?: string;
 }
+
+/** What the banner says of the submission port's TLS. */
+const SUBMISSION_TLS = { starttls: 'STARTTLS', implicit: 'implicit TLS', none: 'no TLS' } as const;
 
 /** How long a graceful stop may take before the process exits anyway. */
 const FORCED_EXIT_MS = 10_000;
@@ -49,6 +54,7 @@ export function register(cmd: Command): void {
     .option('--host <host>', 'address to bind HTTP and SMTP (default: 127.0.0.1)')
     .option('--port <port>', 'HTTP port, 0 for a free one (default: 7700)', parsePort('--port'))
     .option('--smtp-port <port>', 'SMTP sink port, 0 for a free one (default: 7725)', parsePort('--smtp-port'))
+    .option('--submission-port <port>', 'SMTP submission port (AUTH with an API key), 0 for a free one (default: 7587 beside the default ports, else a free one)', parsePort('--submission-port'))
     .option('--smtp-tls-cert <file>', 'PEM certificate chain for the SMTP listener: STARTTLS is offered (with --smtp-tls-key)')
     .option('--smtp-tls-key <file>', 'PEM private key of --smtp-tls-cert')
     .option('--public-hostname <name>', "the relay's public DNS name: MX/SPF target of domain records, SMTP greeting")
@@ -58,6 +64,7 @@ export function register(cmd: Command): void {
     .option('--allow-local-webhooks', 'allow webhook endpoints that are not public https:443')
     .option('--domain <domain>', 'verified domain created in a fresh data dir (default: example.test)')
     .option('--upstream <url>', 'deliver through this SMTP server: smtp://[user:pass@]host:port or smtps://...')
+    .option('--upstream-ca <file>', "PEM certificate authorities to trust for the upstream's TLS certificate, besides the system's (default: $RAVEN_UPSTREAM_CA_FILE)")
     .option('--config <file>', 'JSON configuration file (flags override it, RAVEN_* variables sit between)')
     .option('--log-level <level>', 'silent, error, warn, info or debug; logs go to stderr (default: info)')
     .action(action<Options>(async (ctx, opts) => {
@@ -65,10 +72,21 @@ export function register(cmd: Command): void {
       for (const [key, value] of Object.entries(opts)) if (value !== undefined) flags[key] = value;
 
       const { startRelay } = await import('../../../relay/app.js');
-      const relay = await startRelay({ flags, env: process.env });
+      // Start-up reads as one banner, then logs: lines logged while starting wait until the banner
+      // is out (or the start failed, whose logs then come before its error).
+      const logs = heldLines((line) => process.stderr.write(line));
+      let relay: Awaited<ReturnType<typeof startRelay>>;
+      try {
+        relay = await startRelay({ flags, env: process.env, logWrite: logs.write });
+      } catch (error) {
+        logs.release();
+        throw error;
+      }
 
       const http = new URL(relay.httpUrl);
-      const smtpUrl = `smtp://${relay.smtpHost.includes(':') ? `[${relay.smtpHost}]` : relay.smtpHost}:${relay.smtpPort}`;
+      const smtpUrlOf = (host: string, port: number) => `smtp://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      const smtpUrl = smtpUrlOf(relay.smtpHost, relay.smtpPort);
+      const submissionUrl = smtpUrlOf(relay.submission.host, relay.submission.port);
       const b = relay.bootstrap;
       const newKey = newKeyCommand(relay);
       const result = {
@@ -80,6 +98,8 @@ export function register(cmd: Command): void {
         port: Number(http.port),
         smtp_host: relay.smtpHost,
         smtp_port: relay.smtpPort,
+        submission_url: submissionUrl,
+        submission_port: relay.submission.port,
         data_dir: relay.dataDir,
         admin_token_file: relay.adminTokenFile,
         ...(relay.adminTokenGenerated ? { admin_token: relay.adminToken } : {}),
@@ -96,7 +116,11 @@ export function register(cmd: Command): void {
         ? relay.adminTokenGenerated
           ? `${relay.adminToken} (stored in ${relay.adminTokenFile})`
           : `stored in ${relay.adminTokenFile}`
-        : 'set by --admin-token, RAVEN_ADMIN_TOKEN or --config';
+        : relay.config.adminToken
+          ? 'set by --admin-token, RAVEN_ADMIN_TOKEN or --config'
+          : relay.adminTokenGenerated
+            ? `${relay.adminToken} (stored in the database)`
+            : 'stored in the database (printed by the start that made it)';
       ctx.out.result(result, () =>
         [
           paint('green', 'Raven relay ready'),
@@ -104,6 +128,7 @@ export function register(cmd: Command): void {
             [
               ['  HTTP', relay.httpUrl],
               ['  SMTP', smtpUrl],
+              ['  Submission', `${submissionUrl}  (${SUBMISSION_TLS[relay.submission.tls]}; user raven, an API key as password)`],
               ['  Data', relay.dataDir],
               ['  Dashboard', `${relay.dashboardUrl}  (a one-time sign-in link, 15 minutes)`],
               ['  Admin token', token],
@@ -128,6 +153,7 @@ export function register(cmd: Command): void {
         ].join('\n'),
       );
       ctx.out.hint('Press Ctrl-C to stop.');
+      logs.release();
 
       await stopped;
     }));
@@ -148,11 +174,28 @@ export function register(cmd: Command): void {
  * The command that makes another API key on this relay, with the flags it needs when the relay
  * is not on the defaults the CLI assumes (./.raven, http://127.0.0.1:7700).
  */
-function newKeyCommand(relay: { dataDir: string; httpUrl: string }): string {
+function newKeyCommand(relay: { dataDir: string; httpUrl: string; adminTokenFile: string | null }): string {
   const words = ['npx ravenctl relay keys create --name NAME'];
-  if (path.resolve(relay.dataDir) !== path.resolve(DEFAULT_DATA_DIR)) words.push(`--data-dir ${shellWord(relay.dataDir)}`);
+  // A token the configuration gave (RAVEN_ADMIN_TOKEN from an environment file, as the README
+  // recommends) is in no file the CLI could read: name the variable, never print the secret. The
+  // shell expands it even when the file was sourced without exporting it.
+  if (relay.adminTokenFile === null) words.push('--admin-token "$RAVEN_ADMIN_TOKEN"');
+  else if (path.resolve(relay.dataDir) !== path.resolve(DEFAULT_DATA_DIR)) words.push(`--data-dir ${shellWord(relay.dataDir)}`);
   if (relay.httpUrl !== DEFAULT_BASE_URL) words.push(`--base-url ${relay.httpUrl}`);
   return words.join(' ');
+}
+
+/** Lines kept until release(), then written through as they come. */
+function heldLines(write: (line: string) => void): { write: (line: string) => void; release: () => void } {
+  let held: string[] | undefined = [];
+  return {
+    write: (line) => (held ? held.push(line) : write(line)),
+    release: () => {
+      const lines = held ?? [];
+      held = undefined;
+      for (const line of lines) write(line);
+    },
+  };
 }
 
 /**
