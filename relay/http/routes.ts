@@ -86,6 +86,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     // Captured mail (the SMTP sink) and the inbox on top of it.
     route('GET', '/admin/v1/messages', admin(messages.list)),
     route('DELETE', '/admin/v1/messages', admin(messages.deleteAll)),
+    route('GET', '/admin/v1/messages/wait', admin(messages.wait)),
     route('GET', '/admin/v1/messages/:message_id', admin(messages.get)),
     route('GET', '/admin/v1/messages/:message_id/raw', admin(messages.raw)),
     route('DELETE', '/admin/v1/messages/:message_id', admin(inbox.deleteMessage)),

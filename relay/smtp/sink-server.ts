@@ -175,7 +175,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     const headers = parseHeaders(raw);
     const subject = storableText(headerValue(headers, 'subject'));
     const headerFrom = storableText(headerValue(headers, 'from'));
-    await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, receivedAt: clock.iso() });
+    await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, projectId: null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
     // The inbox indexer parses it for the dashboard, off this path.
     services.bus.emit(MESSAGE_CAPTURED, id);

@@ -484,6 +484,13 @@ describe('text neither backend can store, in SMTP submission (issue 20)', () => 
     }
   });
 
+  test('an Idempotency-Key header with a NUL or past 128 characters is 550 5.6.0 validation_error, stored nowhere', async () => {
+    for (const key of ['a\0b', 'k'.repeat(129)]) {
+      const reply = await submitOnce(t, t.apiKey, [`user@${t.domain}`], message('keyed', [`Idempotency-Key: ${key}`]));
+      assert.match(reply, /^550 5\.6\.0 validation_error: /, `${JSON.stringify(key.slice(0, 10))}: ${reply}`);
+    }
+  });
+
   test('a NUL in the From display name is not kept in the email\'s from (the address parser drops it)', async () => {
     const reply = await submitOnce(t, t.apiKey, [`user@${t.domain}`], plainMessage({ from: `"Ap\0p" <app@${t.domain}>`, to: `user@${t.domain}` }));
     const id = /^250 2\.0\.0 (em_\w+) queued$/.exec(reply)?.[1];
