@@ -8,6 +8,7 @@ import { admitEmail, type AdmissionResult } from '../domain/admission.js';
 import { authenticateKey, requirePermission, type KeyPrincipal } from '../domain/auth.js';
 import { parseMailbox } from '../domain/send-request.js';
 import { ApiError, type ErrorCode } from '../errors.js';
+import { explainListenError } from '../listen-error.js';
 import type { SubmissionEndpoint } from '../http/admin-submission.js';
 import { smtpRefusal } from '../http/error-reply.js';
 import type { RelayServices } from '../services.js';
@@ -209,7 +210,8 @@ export async function startSubmissionListener(services: RelayServices, tls: List
   server.on('error', (error: Error) => log.warn('submission', 'submission session error', { error: error.message }));
 
   await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
+    const onError = (error: Error) =>
+      reject(explainListenError(error, { what: 'SMTP submission', flag: '--submission-port', env: 'RAVEN_SUBMISSION_PORT', host, port: config.submissionPort }));
     server.server.once('error', onError);
     server.listen(config.submissionPort, host, () => {
       server.server.removeListener('error', onError);
