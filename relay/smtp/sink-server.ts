@@ -27,6 +27,7 @@ import { countSinkAttempt } from '../storage/sink-attempts.js';
 import { headerValue, parseHeaders } from './headers.js';
 import { createKeyAuth } from './key-auth.js';
 import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
+import { dropConnection, sessionDeadlines } from './session-deadline.js';
 import type { ListenerTls } from './tls.js';
 import { explainListenError } from '../listen-error.js';
 
@@ -143,29 +144,11 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     }
   }
 
-  /** Drops a session's connection without a word (the `unknown` simulation). */
-  // Closes every session at its deadline (limits.smtpMaxSessionMs), whatever it is doing.
-  const deadlines = new Map<string, NodeJS.Timeout>();
+  const deadlines = sessionDeadlines(() => server, limits.smtpMaxSessionMs, log, 'smtp');
   function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
-    const timer = setTimeout(() => {
-      log.info('smtp', 'session closed: too long', { session_id: session.id });
-      dropConnection(session);
-    }, limits.smtpMaxSessionMs);
-    timer.unref();
-    deadlines.set(session.id, timer);
+    deadlines.start(session);
     keyAuth.hideAuthUntilSecure(session);
     callback();
-  }
-  function onClose(session: SMTPServerSession): void {
-    clearTimeout(deadlines.get(session.id));
-    deadlines.delete(session.id);
-    keyAuth.forget(session.id);
-  }
-
-  function dropConnection(session: SMTPServerSession): void {
-    for (const connection of server.connections) {
-      if (connection.id === session.id) connection._socket.destroy();
-    }
   }
 
   async function capture(raw: Buffer, session: SMTPServerSession): Promise<{ id: string; emailId: string | undefined }> {
@@ -225,7 +208,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
       capture(raw, session).then(
         ({ id, emailId }) => {
           if (recipients.some((r) => simulatedOutcome(r) === 'unknown')) {
-            dropConnection(session);
+            dropConnection(server, session); // the `unknown` simulation: no answer
             return;
           }
           callback(null, `2.0.0 Ok: queued as ${id}`);
@@ -246,9 +229,9 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
 
   const server = new SMTPServer({
     banner: 'Raven SMTP sink',
+    authOptional: true,
     // AUTH is optional. With an API key it says whose mail this is (its project); any other
     // login is taken as it is, so clients configured with one can still send here.
-    authOptional: true,
     ...keyAuth.serverOptions,
     onAuth: keyAuth.onAuth,
     onSecure: keyAuth.onSecure,
@@ -269,7 +252,10 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     disableReverseLookup: true,
     logger: false,
     onConnect,
-    onClose,
+    onClose: (session) => {
+      deadlines.end(session);
+      keyAuth.forget(session.id);
+    },
     onRcptTo,
     onData,
   });

@@ -6,10 +6,12 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMT
 import { admitEmail, type AdmissionResult } from '../domain/admission.js';
 import { parseMailbox } from '../domain/send-request.js';
 import { ApiError, type ErrorCode } from '../errors.js';
+import { explainListenError } from '../listen-error.js';
 import type { SubmissionEndpoint } from '../http/admin-submission.js';
 import { smtpRefusal } from '../http/error-reply.js';
 import type { RelayServices } from '../services.js';
 import { createKeyAuth } from '../smtp/key-auth.js';
+import { sessionDeadlines } from '../smtp/session-deadline.js';
 import type { ListenerTls } from '../smtp/tls.js';
 
 export interface SubmissionListener extends SubmissionEndpoint {
@@ -27,19 +29,32 @@ function refusal(error: unknown): SmtpError & { code: ErrorCode } {
   return Object.assign(smtpError(responseCode, message), { code });
 }
 
+/** MAIL commands refused for want of AUTH before the connection is closed. */
+const MAX_UNAUTHENTICATED_MAIL = 10;
+
 export async function startSubmissionListener(services: RelayServices, tls: ListenerTls | undefined): Promise<SubmissionListener> {
   const { config, log, metrics } = services;
   const host = config.smtpHost;
   const maxBytes = config.limits.maxRequestBytes;
   const keyAuth = createKeyAuth(services, { component: 'submission', tls: tls !== undefined, otherPasswords: 'refuse' });
 
+  const deadlines = sessionDeadlines(() => server, config.limits.smtpMaxSessionMs, log, 'submission');
   function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+    deadlines.start(session);
     keyAuth.hideAuthUntilSecure(session);
     callback();
   }
 
+  // A client that keeps sending MAIL without authenticating is shown the door, as smtp-server does
+  // for commands before AUTH when authentication is not optional.
+  const refusedMail = new WeakMap<SMTPServerSession, number>();
   function onMailFrom(_address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
-    if (!keyAuth.sessionKey(session.id)) return callback(smtpError(530, '5.7.0 authentication required: AUTH with an API key as the password'));
+    if (!keyAuth.sessionKey(session.id)) {
+      const refused = (refusedMail.get(session) ?? 0) + 1;
+      refusedMail.set(session, refused);
+      if (refused > MAX_UNAUTHENTICATED_MAIL) return callback(smtpError(421, '4.7.0 too many commands without authentication, closing'));
+      return callback(smtpError(530, '5.7.0 authentication required: AUTH with an API key as the password'));
+    }
     callback();
   }
 
@@ -126,12 +141,16 @@ export async function startSubmissionListener(services: RelayServices, tls: List
     onMailFrom,
     onRcptTo,
     onData,
-    onClose: (session) => keyAuth.forget(session.id),
+    onClose: (session) => {
+      deadlines.end(session);
+      keyAuth.forget(session.id);
+    },
   });
   server.on('error', (error: Error) => log.warn('submission', 'submission session error', { error: error.message }));
 
   await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
+    const onError = (error: Error) =>
+      reject(explainListenError(error, { what: 'SMTP submission', flag: '--submission-port', env: 'RAVEN_SUBMISSION_PORT', host, port: config.submissionPort }));
     server.server.once('error', onError);
     server.listen(config.submissionPort, host, () => {
       server.server.removeListener('error', onError);

@@ -2,16 +2,23 @@
 // agent's host runs it: list the tools, send, wait, read the links; a wrong admin token or no
 // relay is a tool error that says what to do, and the server keeps answering.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ravenctlCommand, ravenctlEnv } from '../helpers/ravenctl.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
+// Never the checkout: ravenctl runs in a folder of its own (its HOME too), removed at the end.
+const home = mkdtempSync(join(tmpdir(), 'ravenctl-mcp-'));
+after(() => rmSync(home, { recursive: true, force: true }));
+
 async function connect(env: NodeJS.ProcessEnv): Promise<Client> {
   const [command, ...args] = ravenctlCommand(['mcp']);
-  const transport = new StdioClientTransport({ command, args, env: ravenctlEnv(env) as Record<string, string>, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command, args, cwd: home, env: ravenctlEnv(env, home) as Record<string, string>, stderr: 'pipe' });
   const client = new Client({ name: 'raven-test', version: '1.0.0' });
   await client.connect(transport);
   return client;
