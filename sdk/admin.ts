@@ -30,6 +30,8 @@ export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type WebhookDeliveryList = Schemas['WebhookDeliveryList'];
 export type Usage = Schemas['Usage'];
+export type DeliveryAttempt = Schemas['DeliveryAttempt'];
+export type DeliveryAttemptList = Schemas['DeliveryAttemptList'];
 export type CapturedMessageSummary = Schemas['CapturedMessageSummary'];
 export type CapturedMessageList = Schemas['CapturedMessageList'];
 export type CapturedMessage = Schemas['CapturedMessage'];
@@ -88,6 +90,7 @@ export class RavenAdmin {
   readonly suppressions;
   readonly webhooks;
   readonly messages;
+  readonly emails;
   readonly clock;
   /** The resolved base URL (argument, RAVEN_BASE_URL, or the local relay). */
   readonly baseUrl: string;
@@ -202,6 +205,11 @@ export class RavenAdmin {
           options: { ...options, headers: { accept: 'message/rfc822, */*', ...options?.headers } },
         }),
       clear: (options?: RequestOptions) => send<void>({ method: 'DELETE', path: '/messages', options }),
+    };
+    this.emails = {
+      /** Every delivery attempt of an email per recipient, oldest first, with its SMTP conversation. */
+      attempts: (emailId: string, options?: RequestOptions) =>
+        send<DeliveryAttemptList>({ method: 'GET', path: `/emails/${seg(emailId)}/attempts`, options }),
     };
     this.clock = {
       /** Only on a relay started with --test-clock. */
