@@ -13,6 +13,7 @@ import { smtpRefusal } from '../http/error-reply.js';
 import type { RelayServices } from '../services.js';
 import type { ListenerTls } from '../smtp/tls.js';
 import { AuthFailures } from '../auth-failures.js';
+import { explainListenError } from '../listen-error.js';
 
 export interface SubmissionListener extends SubmissionEndpoint {
   close(): Promise<void>;
@@ -192,7 +193,8 @@ export async function startSubmissionListener(services: RelayServices, tls: List
   server.on('error', (error: Error) => log.warn('submission', 'submission session error', { error: error.message }));
 
   await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
+    const onError = (error: Error) =>
+      reject(explainListenError(error, { what: 'submission', flag: '--submission-port', env: 'RAVEN_SUBMISSION_PORT', host, port: config.submissionPort }));
     server.server.once('error', onError);
     server.listen(config.submissionPort, host, () => {
       server.server.removeListener('error', onError);
