@@ -28,6 +28,7 @@ const GROUPS: Record<string, string> = {
   'relay suppressions': 'List, add and remove workspace suppressions',
   'relay webhooks': 'Manage webhook endpoints and see their deliveries',
   'relay messages': 'Read the mail captured by the relay sink',
+  'relay emails': 'Look into the delivery of an email (attempts, SMTP conversations)',
   'relay clock': 'Read and advance the test clock (relay started with --test-clock)',
 };
 
@@ -62,9 +63,11 @@ export const LEAVES: Leaf[] = [
   { path: ['relay', 'webhooks', 'deliveries'], summary: 'Show the delivery attempts of an endpoint', load: () => import('./commands/relay/webhooks/deliveries.js') },
   { path: ['relay', 'usage'], summary: 'Show the monthly usage of a workspace', load: () => import('./commands/relay/usage.js') },
   { path: ['relay', 'messages', 'list'], summary: 'List captured messages', load: () => import('./commands/relay/messages/list.js') },
+  { path: ['relay', 'messages', 'wait'], summary: 'Wait for a captured message; print it, its first link or its code', load: () => import('./commands/relay/messages/wait.js') },
   { path: ['relay', 'messages', 'get'], summary: 'Show a captured message (headers, text, html)', load: () => import('./commands/relay/messages/get.js') },
   { path: ['relay', 'messages', 'raw'], summary: 'Print a captured message as raw RFC 822', load: () => import('./commands/relay/messages/raw.js') },
   { path: ['relay', 'messages', 'clear'], summary: 'Delete every captured message', load: () => import('./commands/relay/messages/clear.js') },
+  { path: ['relay', 'emails', 'attempts'], summary: 'Show every delivery attempt of an email with its SMTP conversation', load: () => import('./commands/relay/emails/attempts.js') },
   { path: ['relay', 'clock', 'get'], summary: 'Show the test clock', load: () => import('./commands/relay/clock/get.js') },
   { path: ['relay', 'clock', 'advance'], summary: 'Move the test clock forward', load: () => import('./commands/relay/clock/advance.js') },
 ];

@@ -1,9 +1,9 @@
 /**
  * What the API's resources look like to a person, shared by several commands: emails (send --wait,
- * emails list/get) and domains. output.ts owns the how (JSON or human, streams, colour, tables and
+ * emails list/get), domains and captured messages (relay messages get/wait). output.ts owns the how (JSON or human, streams, colour, tables and
  * fields); this file only says which columns and fields each resource shows.
  */
-import { PENDING_RECIPIENT_STATUSES, type Domain, type EmailDetail, type EmailSummary } from 'raven-email-sdk';
+import { PENDING_RECIPIENT_STATUSES, type CapturedMessage, type DeliveryAttempt, type Domain, type EmailDetail, type EmailSummary } from 'raven-email-sdk';
 import { renderFields, renderTable, renderTimeline, statusStyle, type Column, type Paint } from './output.js';
 
 export const EMAIL_COLUMNS: Column<EmailSummary>[] = [
@@ -118,4 +118,47 @@ export function renderDomain(domain: Domain, paint: Paint): string {
   const problems = domain.records.filter((r) => r.problem).map((r) => `  ${r.purpose}: ${r.problem}`);
   const why = problems.length > 0 ? `\n\n${paint('bold', 'Not verified')}\n${problems.join('\n')}` : '';
   return `${header}\n\n${paint('bold', 'DNS records')}\n${records}${why}`;
+}
+
+/** A captured message: envelope, project, headers, links and codes, then the text and the HTML. */
+export function renderCapturedMessage(message: CapturedMessage, paint: Paint): string {
+  return [
+    renderFields(
+      [
+        ['ID', message.id],
+        ['Envelope from', message.from],
+        ['Envelope to', message.to.join(', ')],
+        ['Subject', message.subject ?? ''],
+        ['Project', message.project_id ?? '-'],
+        ['Received', message.received_at],
+        ['Size', `${message.size} bytes`],
+      ],
+      paint,
+    ),
+    '',
+    paint('bold', 'Headers'),
+    ...message.headers.map(([name, value]) => `  ${paint('dim', `${name}:`)} ${value}`),
+    ...(message.codes.length > 0 ? ['', paint('bold', 'Codes'), ...message.codes.map((code) => `  ${code}`)] : []),
+    ...(message.links.length > 0
+      ? ['', paint('bold', 'Links'), ...message.links.map((link) => `  ${link.url}${link.text && link.text !== link.url ? paint('dim', `  ${link.text}`) : ''}`)]
+      : []),
+    ...(message.text !== null ? ['', paint('bold', 'Text'), message.text] : []),
+    ...(message.html !== null ? ['', paint('bold', 'HTML'), message.html] : []),
+  ].join('\n');
+}
+
+/** Delivery attempts, oldest first: a line per attempt, then its SMTP conversation indented. */
+export function renderAttempts(attempts: DeliveryAttempt[], paint: Paint): string {
+  if (attempts.length === 0) return paint('dim', 'No delivery attempts yet.');
+  return attempts
+    .map((a) => {
+      const where = a.host === null ? a.provider : `${a.provider} ${a.host}:${a.port}${a.tls ? ' (TLS)' : ''}`;
+      const head = `${paint('dim', a.started_at)}  #${a.attempt} ${a.recipient}  ${paint(statusStyle(a.outcome), a.outcome)}  ${where}`;
+      const lines = [head];
+      if (a.reply) lines.push(`  reply: ${a.reply}`);
+      if (a.next_attempt_at) lines.push(`  next attempt: ${a.next_attempt_at}`);
+      for (const t of a.transcript) lines.push(`    ${paint(t.dir === 'C' ? 'cyan' : 'dim', t.dir)}: ${t.line}`);
+      return lines.join('\n');
+    })
+    .join('\n\n');
 }

@@ -30,6 +30,7 @@ import { startWebhookDispatcher } from './webhooks/dispatcher.js';
 import { createListenHub } from './webhooks/listen-hub.js';
 import { createInboxLive } from './dashboard/inbox-live.js';
 import { startInboxIndexer } from './inbox/indexer.js';
+import { MessageWaits } from './inbox/message-waits.js';
 
 export interface Relay {
   httpUrl: string;
@@ -135,6 +136,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       metrics: new Metrics(),
       adminToken: admin.value,
       sessions: new DashboardSessions(db, admin.value),
+      messageWaits: new MessageWaits({ db, bus, log }),
       adminTokenFailures: new AuthFailures(() => clock.nowMs()),
       health: { database: true, http: false, smtp: false, worker: false },
     };
@@ -165,6 +167,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
     const listenHub = createListenHub(services);
     const inboxLive = createInboxLive(services);
     const closeSockets = async () => {
+      services.messageWaits.stop();
       await Promise.all([listenHub.close(), inboxLive.close()]);
     };
     stops.push(closeSockets); // when the server never starts

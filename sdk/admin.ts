@@ -30,6 +30,8 @@ export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type WebhookDeliveryList = Schemas['WebhookDeliveryList'];
 export type Usage = Schemas['Usage'];
+export type DeliveryAttempt = Schemas['DeliveryAttempt'];
+export type DeliveryAttemptList = Schemas['DeliveryAttemptList'];
 export type CapturedMessageSummary = Schemas['CapturedMessageSummary'];
 export type CapturedMessageList = Schemas['CapturedMessageList'];
 export type CapturedMessage = Schemas['CapturedMessage'];
@@ -46,8 +48,25 @@ export type CreateWebhookEndpointParams = Schemas['CreateWebhookEndpointRequest'
 export interface CapturedMessageQuery {
   /** Only messages with this envelope recipient. */
   to?: string;
+  /** Only messages of this project (`prj_...`). */
+  project?: string;
   limit?: number;
 }
+/** What `messages.wait` waits for; every given filter must hold. */
+export interface WaitForMessageQuery {
+  /** An envelope recipient (case-insensitive, the exact address). */
+  to?: string;
+  /** A case-insensitive substring of the subject. */
+  subject?: string;
+  /** Only messages of this project. */
+  project?: string;
+  /** A captured message id: only messages captured after it. */
+  after?: string;
+  /** Seconds to wait, 1-120 (the relay's default: 30). */
+  timeout?: number;
+}
+/** The relay holds a wait this long past its `timeout` before the client gives up on the connection. */
+const WAIT_GRACE_MS = 15_000;
 
 interface Call {
   method: HttpMethod;
@@ -71,6 +90,7 @@ export class RavenAdmin {
   readonly suppressions;
   readonly webhooks;
   readonly messages;
+  readonly emails;
   readonly clock;
   /** The resolved base URL (argument, RAVEN_BASE_URL, or the local relay). */
   readonly baseUrl: string;
@@ -160,8 +180,19 @@ export class RavenAdmin {
         send<CapturedMessageList>({
           method: 'GET',
           path: '/messages',
-          query: { to: query.to, limit: query.limit },
+          query: { to: query.to, project: query.project, limit: query.limit },
           options,
+        }),
+      /**
+       * The newest captured message that matches, at once when there is one, else the first to be
+       * captured; rejects with WaitTimeoutError (408 `wait_timeout`) when none comes in time.
+       */
+      wait: (query: WaitForMessageQuery = {}, options?: RequestOptions) =>
+        send<CapturedMessage>({
+          method: 'GET',
+          path: '/messages/wait',
+          query: { to: query.to, subject: query.subject, project: query.project, after: query.after, timeout: query.timeout },
+          options: { timeout: (query.timeout ?? 30) * 1000 + WAIT_GRACE_MS, ...options },
         }),
       get: (messageId: string, options?: RequestOptions) =>
         send<CapturedMessage>({ method: 'GET', path: `/messages/${seg(messageId)}`, options }),
@@ -174,6 +205,11 @@ export class RavenAdmin {
           options: { ...options, headers: { accept: 'message/rfc822, */*', ...options?.headers } },
         }),
       clear: (options?: RequestOptions) => send<void>({ method: 'DELETE', path: '/messages', options }),
+    };
+    this.emails = {
+      /** Every delivery attempt of an email per recipient, oldest first, with its SMTP conversation. */
+      attempts: (emailId: string, options?: RequestOptions) =>
+        send<DeliveryAttemptList>({ method: 'GET', path: `/emails/${seg(emailId)}/attempts`, options }),
     };
     this.clock = {
       /** Only on a relay started with --test-clock. */

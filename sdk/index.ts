@@ -29,6 +29,7 @@ export {
   RateLimitError,
   QuotaExceededError,
   MessageTooLargeError,
+  WaitTimeoutError,
   InternalServerError,
   ServiceUnavailableError,
   ConnectionError,

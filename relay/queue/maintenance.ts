@@ -8,6 +8,7 @@ import type { RelayServices } from '../services.js';
 import { deletePendingComplaintsBefore, eraseBodiesTerminalBefore } from '../storage/emails.js';
 import { releaseJobs, runningJobs } from '../storage/jobs.js';
 import { expiredJobLeases } from '../storage/postgres/queue.js';
+import { deleteAttemptsTerminalBefore } from '../storage/delivery-attempts.js';
 import { deleteSinkAttemptsBefore } from '../storage/sink-attempts.js';
 
 // Maintenance runs every minute, and whenever the test clock moves.
@@ -39,6 +40,8 @@ export async function runMaintenance(services: RelayServices): Promise<{ erased:
   const now = new Date(nowMs).toISOString();
   const cutoff = new Date(nowMs - services.config.limits.bodyRetentionDays * 86_400_000).toISOString();
   return services.db.write(async (tx) => {
+    // Delivery attempts (their SMTP conversations) are kept as long as the body, no longer.
+    await deleteAttemptsTerminalBefore(tx, cutoff);
     const erased = await eraseBodiesTerminalBefore(tx, cutoff, now);
     const expiredKeys = await forgetExpiredIdempotencyKeys(tx, now);
     // The sink's bookkeeping for simulations only matters while an email is being retried.

@@ -8,12 +8,13 @@ import { admitEmail, type AdmissionResult } from '../domain/admission.js';
 import { authenticateKey, requirePermission, type KeyPrincipal } from '../domain/auth.js';
 import { parseMailbox } from '../domain/send-request.js';
 import { ApiError, type ErrorCode } from '../errors.js';
+import { explainListenError } from '../listen-error.js';
 import type { SubmissionEndpoint } from '../http/admin-submission.js';
 import { smtpRefusal } from '../http/error-reply.js';
 import type { RelayServices } from '../services.js';
+import { sessionDeadlines } from '../smtp/session-deadline.js';
 import type { ListenerTls } from '../smtp/tls.js';
 import { AuthFailures } from '../auth-failures.js';
-import { explainListenError } from '../listen-error.js';
 
 export interface SubmissionListener extends SubmissionEndpoint {
   close(): Promise<void>;
@@ -37,6 +38,9 @@ export function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('::ffff:127.');
 }
 
+/** MAIL commands refused for want of AUTH before the connection is closed. */
+const MAX_UNAUTHENTICATED_MAIL = 10;
+
 /** The key a session authenticated with: kept to authenticate it again at each message (a key revoked meanwhile stops). */
 interface Authenticated {
   secret: string;
@@ -56,7 +60,9 @@ export async function startSubmissionListener(services: RelayServices, tls: List
       return key;
     });
 
+  const deadlines = sessionDeadlines(() => server, config.limits.smtpMaxSessionMs, log, 'submission');
   function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+    deadlines.start(session);
     // With a certificate, AUTH is offered only once the connection is encrypted (onSecure).
     if (tls && !session.secure) session.disabledCommands = ['AUTH'];
     callback();
@@ -99,8 +105,16 @@ export async function startSubmissionListener(services: RelayServices, tls: List
     );
   }
 
+  // A client that keeps sending MAIL without authenticating is shown the door, as smtp-server does
+  // for commands before AUTH when authentication is not optional.
+  const refusedMail = new WeakMap<SMTPServerSession, number>();
   function onMailFrom(_address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
-    if (!sessions.has(session.id)) return callback(smtpError(530, '5.7.0 authentication required: AUTH with an API key as the password'));
+    if (!sessions.has(session.id)) {
+      const refused = (refusedMail.get(session) ?? 0) + 1;
+      refusedMail.set(session, refused);
+      if (refused > MAX_UNAUTHENTICATED_MAIL) return callback(smtpError(421, '4.7.0 too many commands without authentication, closing'));
+      return callback(smtpError(530, '5.7.0 authentication required: AUTH with an API key as the password'));
+    }
     callback();
   }
 
@@ -188,13 +202,16 @@ export async function startSubmissionListener(services: RelayServices, tls: List
     onMailFrom,
     onRcptTo,
     onData,
-    onClose: (session) => sessions.delete(session.id),
+    onClose: (session) => {
+      deadlines.end(session);
+      sessions.delete(session.id);
+    },
   });
   server.on('error', (error: Error) => log.warn('submission', 'submission session error', { error: error.message }));
 
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error) =>
-      reject(explainListenError(error, { what: 'submission', flag: '--submission-port', env: 'RAVEN_SUBMISSION_PORT', host, port: config.submissionPort }));
+      reject(explainListenError(error, { what: 'SMTP submission', flag: '--submission-port', env: 'RAVEN_SUBMISSION_PORT', host, port: config.submissionPort }));
     server.server.once('error', onError);
     server.listen(config.submissionPort, host, () => {
       server.server.removeListener('error', onError);

@@ -481,6 +481,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/messages/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Wait for a captured message
+         * @description Answers at once with the newest captured message that matches (captured after `after` when
+         *     given); otherwise holds the request until one is captured (on any relay sharing the
+         *     database) and answers with it, or with `408 wait_timeout` when none comes within `timeout`
+         *     seconds. Every given filter must hold. A client that goes away frees its wait.
+         */
+        get: operations["adminWaitForMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/messages/{message_id}": {
         parameters: {
             query?: never;
@@ -691,6 +714,29 @@ export interface paths {
         };
         /** One email of the log, with its webhook deliveries */
         get: operations["adminGetEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/emails/{email_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every delivery attempt of an email, per recipient, with its SMTP conversation
+         * @description Oldest first: one entry per recipient and delivery attempt (CONTRACT section 11). The
+         *     transcript never holds an AUTH argument or the message content. Kept as long as the
+         *     email's body (erased 7 days after the email became terminal). The public read API never
+         *     shows any of it.
+         */
+        get: operations["adminListDeliveryAttempts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1124,6 +1170,8 @@ export interface components {
          *     - `method_not_allowed` 405: known path, wrong method (before authentication).
          *     - `idempotency_conflict` 409: Idempotency-Key reused with a different body.
          *     - `message_too_large` 413: the complete JSON request exceeds 10 MiB.
+         *     - `wait_timeout` 408: admin API, `GET /admin/v1/messages/wait`: no matching message was
+         *       captured before the time-out.
          *     - `validation_error` 422: a field rule, query parameter, Idempotency-Key or cursor is invalid.
          *     - `domain_not_verified` 422: the sender domain is not verified in the key's project.
          *     - `test_recipient_not_allowed` 422: with an `rr_test_` key, a To, CC or BCC address is not on
@@ -1136,7 +1184,7 @@ export interface components {
          *       full); retry after `Retry-After`.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "invalid_api_key" | "unauthorized" | "forbidden" | "production_not_enabled" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "message_too_large" | "validation_error" | "domain_not_verified" | "test_recipient_not_allowed" | "rate_limit_exceeded" | "quota_exceeded" | "internal_error" | "service_unavailable";
+        ErrorCode: "invalid_request" | "invalid_api_key" | "unauthorized" | "forbidden" | "production_not_enabled" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "message_too_large" | "wait_timeout" | "validation_error" | "domain_not_verified" | "test_recipient_not_allowed" | "rate_limit_exceeded" | "quota_exceeded" | "internal_error" | "service_unavailable";
         /** @description One problem found in the request. */
         ErrorDetail: {
             /**
@@ -1481,6 +1529,8 @@ export interface components {
             received_at: components["schemas"]["Timestamp"];
             /** @description The size of the raw message in bytes. */
             size: number;
+            /** @description The project the message belongs to: the project of the email a relay delivery carried, or of the API key a sink client authenticated with (AUTH); null when the relay cannot tell. */
+            project_id: string | null;
         };
         /** @description Captured messages, newest first. */
         CapturedMessageList: {
@@ -1501,6 +1551,8 @@ export interface components {
             received_at: components["schemas"]["Timestamp"];
             /** @description The size of the raw message in bytes. */
             size: number;
+            /** @description The project the message belongs to: the project of the email a relay delivery carried, or of the API key a sink client authenticated with (AUTH); null when the relay cannot tell. */
+            project_id: string | null;
             /** @description The message headers in order, as `[name, value]` pairs (values unfolded, decoded). */
             headers: [
                 string,
@@ -1519,6 +1571,15 @@ export interface components {
             remote_resources: number;
             /** @description The envelope recipients whose local part selects a simulated outcome. */
             simulated_outcomes: components["schemas"]["SimulatedOutcome"][];
+            /** @description Every http/https link: the HTML part's `<a href>` with its text, in order, then the text part's URLs not already listed (their text is the URL); each URL once. */
+            links: components["schemas"]["MessageLink"][];
+            /** @description The one-time codes the message shows, in order (the heuristic is in the README). */
+            codes: string[];
+        };
+        MessageLink: {
+            url: string;
+            /** @description The link's text (tags removed, spaces collapsed), or the URL for a link of the text part. */
+            text: string;
         };
         /** @description Exactly one of `token` (the admin token) or `signin_link` (the nonce of the start-up link). */
         SignInRequest: {
@@ -1551,13 +1612,15 @@ export interface components {
             attachments: number;
             /** @description The API email (`em_...`) this message delivered, when it came from the relay's worker. */
             email_id: string | null;
+            /** @description The project the message belongs to: the project of the email a relay delivery carried, or of the API key a sink client authenticated with (AUTH); null when the relay cannot tell. */
+            project_id: string | null;
             received_at: components["schemas"]["Timestamp"];
             read: boolean;
         };
         InboxPage: {
             messages: components["schemas"]["InboxEntry"][];
             next_cursor: string | null;
-            /** @description Unread messages in the whole inbox. */
+            /** @description Unread messages in the whole inbox, or in the project's with `project`. */
             unread: number;
         };
         MarkReadRequest: {
@@ -1615,6 +1678,44 @@ export interface components {
              */
             source: "api" | "smtp";
             deliveries: components["schemas"]["EventDelivery"][];
+        };
+        DeliveryAttemptList: {
+            attempts: components["schemas"]["DeliveryAttempt"][];
+        };
+        /** @description One recipient's part in one delivery attempt. */
+        DeliveryAttempt: {
+            /** @description The address, as the email gave it (BCC included). */
+            recipient: string;
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When the attempt began, on the relay clock.
+             */
+            started_at: string;
+            /** @enum {string} */
+            provider: "sink" | "smtp";
+            /** @description The server connected to. */
+            host: string | null;
+            port: number | null;
+            /** @description Whether the conversation ran over TLS (implicit, or after STARTTLS). */
+            tls: boolean;
+            outcome: components["schemas"]["RecipientStatus"];
+            /** @description The server's final reply for this recipient (to the final dot, or the refusal or error that ended the attempt). */
+            reply: string | null;
+            transcript: components["schemas"]["TranscriptLine"][];
+            /**
+             * Format: date-time
+             * @description When a delayed recipient is tried again; null otherwise.
+             */
+            next_attempt_at: string | null;
+        };
+        TranscriptLine: {
+            /**
+             * @description C the relay (client), S the server.
+             * @enum {string}
+             */
+            dir: "C" | "S";
+            line: string;
         };
         DailyUsage: {
             days: {
@@ -2905,6 +3006,8 @@ export interface operations {
             query?: {
                 /** @description Only messages with this envelope recipient (case-insensitive). */
                 to?: string;
+                /** @description Only messages of this project (`prj_...`); an unknown project is a `validation_error`. */
+                project?: string;
                 /** @description At most this many messages. */
                 limit?: number;
             };
@@ -2951,6 +3054,60 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminWaitForMessage: {
+        parameters: {
+            query?: {
+                /** @description An envelope recipient (case-insensitive, the exact address). */
+                to?: string;
+                /** @description A case-insensitive substring of the decoded subject. */
+                subject?: string;
+                /** @description Only messages of this project (`prj_...`); an unknown project is a `validation_error`. */
+                project?: string;
+                /** @description A captured message id; only messages captured after that one match. An unknown id is a `validation_error`. */
+                after?: string;
+                /** @description Seconds to wait for a message. */
+                timeout?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The matching message, parsed. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapturedMessage"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            /** @description `wait_timeout`: no matching message was captured in time. */
+            408: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "wait_timeout",
+                     *         "message": "No matching message was captured within 30 seconds."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3128,6 +3285,8 @@ export interface operations {
         parameters: {
             query?: {
                 q?: string;
+                /** @description Only messages of this project (`prj_...`); an unknown project is a `validation_error`. */
+                project?: string;
                 /** @description The `next_cursor` of the previous page (with the same `q`). */
                 cursor?: string;
                 limit?: number;
@@ -3355,6 +3514,34 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AdminEmailDetail"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminListDeliveryAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryAttemptList"];
                 };
             };
             401: components["responses"]["AdminUnauthorized"];

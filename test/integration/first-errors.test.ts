@@ -64,12 +64,8 @@ describe('GET /v1/domains', () => {
 });
 
 describe('a port already in use', () => {
-  const listeners = [
-    ['--port', 'port', 'RAVEN_PORT'],
-    ['--smtp-port', 'smtpPort', 'RAVEN_SMTP_PORT'],
-    ['--submission-port', 'submissionPort', 'RAVEN_SUBMISSION_PORT'],
-  ] as const;
-  for (const [flag, field, variable] of listeners) {
+  const variables = { '--port': 'RAVEN_PORT', '--smtp-port': 'RAVEN_SMTP_PORT', '--submission-port': 'RAVEN_SUBMISSION_PORT' };
+  for (const [flag, field] of [['--port', 'port'], ['--smtp-port', 'smtpPort'], ['--submission-port', 'submissionPort']] as const) {
     test(`names ${flag} and its variable`, async () => {
       const taken = net.createServer();
       await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -77,11 +73,11 @@ describe('a port already in use', () => {
       const dataDir = await mkdtemp(path.join(tmpdir(), 'raven-taken-'));
       try {
         await assert.rejects(
-          startRelay({ flags: { dataDir, port: 0, smtpPort: 0, submissionPort: 0, logLevel: 'silent', [field]: port }, env: {} }),
+          startRelay({ flags: { dataDir, port: 0, smtpPort: 0, logLevel: 'silent', [field]: port }, env: {} }),
           (error: NodeJS.ErrnoException) => {
             assert.equal(error.code, 'EADDRINUSE');
             assert.ok(error.message.includes(`127.0.0.1:${port} is already in use`), error.message);
-            assert.ok(error.message.includes(`choose another with ${flag} N or ${variable}`), error.message);
+            assert.ok(error.message.includes(`choose another with ${flag} N or ${variables[flag]}`), error.message);
             return true;
           },
         );

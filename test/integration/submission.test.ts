@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import nodemailer from 'nodemailer';
 import { createProjectWithKey, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 import { openSubmission, plainMessage, submit, submitOnce } from '../helpers/submission.js';
+import { createEndpoint, startReceiver } from '../helpers/webhooks.js';
 
 let t: TestRelay;
 before(async () => {
@@ -86,6 +87,8 @@ describe('SMTP submission with nodemailer', () => {
   });
 
   test('the same logical mail over SMTP and over the API reads, notifies and arrives the same', async () => {
+    const receiver = await startReceiver();
+    const endpoint = await createEndpoint(t, receiver.url, ['*']);
     const fields = { from: `Acme <hello@${t.domain}>`, to: `ada@${t.domain}`, cc: `bob@${t.domain}`, subject: 'Same mail both ways', text: 'Hello Ada' };
     const transport = transportFor(t.apiKey);
     let smtpId: string;
@@ -114,6 +117,22 @@ describe('SMTP submission with nodemailer', () => {
       return { to: m.to, subject: m.subject, text: m.text.trim(), from: m.headers.find(([n]: string[]) => n.toLowerCase() === 'from')[1] };
     };
     assert.deepEqual(await summary(a.id), await summary(b.id));
+
+    // The webhooks: the same events with the same data, but for the email id.
+    const hooksOf = (id: string) =>
+      receiver.requests
+        .map((r) => JSON.parse(r.raw.toString('utf8')))
+        .filter((event) => event.data.email_id === id)
+        .map((event) => ({ type: event.type, data: { ...event.data, email_id: undefined } }))
+        .sort((x, y) => `${x.type}${x.data.recipient}`.localeCompare(`${y.type}${y.data.recipient}`));
+    const deadline = Date.now() + 30_000;
+    while (hooksOf(smtpId).length < overSmtp.events.length || hooksOf(api.body.id).length < overApi.events.length) {
+      assert.ok(Date.now() < deadline, 'webhooks did not all arrive');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(hooksOf(smtpId), hooksOf(api.body.id));
+    assert.equal((await t.admin('DELETE', `/admin/v1/webhooks/${endpoint.id}`)).status, 204);
+    await receiver.close();
   });
 
   test('an Idempotency-Key header answers the original email again; Date and Message-ID may change', async () => {
@@ -134,10 +153,12 @@ describe('SMTP submission with nodemailer', () => {
 });
 
 describe('SMTP submission refusals', () => {
-  test('MAIL FROM before AUTH -> 530 5.7.0', async () => {
+  test('MAIL FROM before AUTH -> 530 5.7.0; a client that keeps trying is disconnected', async () => {
     const smtp = await openSubmission(t);
     try {
-      assert.match(await smtp.command('MAIL FROM:<a@client.test>'), /^530 5\.7\.0 /);
+      for (let i = 0; i < 10; i++) assert.match(await smtp.command('MAIL FROM:<a@client.test>'), /^530 5\.7\.0 /);
+      assert.match(await smtp.command('MAIL FROM:<a@client.test>'), /^421 4\.7\.0 /);
+      await smtp.closed;
     } finally {
       smtp.destroy();
     }
@@ -325,6 +346,21 @@ describe('SMTP submission limits', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       assert.equal((await relay.admin('GET', `/admin/v1/emails/${id}`)).body.source, 'smtp');
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  test('a session is closed at its deadline however busy it keeps (limits.smtpMaxSessionMs)', async () => {
+    const relay = await startTestRelay({ overrides: (config) => (config.limits.smtpMaxSessionMs = 2_000) });
+    try {
+      const smtp = await openSubmission(relay);
+      const guard = Date.now() + 30_000;
+      while (!smtp.isClosed() && Date.now() < guard) {
+        await smtp.command('NOOP').catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.ok(smtp.isClosed(), 'the session outlived its deadline');
     } finally {
       await relay.stop();
     }

@@ -82,6 +82,17 @@ test('smtpTls and publicHostname: file, environment, flags', () => {
   rejects(() => resolveConfig({ config: configFile({ smtpTls: { cert: '/x' } }) }, {}), /unknown config key "smtpTls\.cert"/);
 });
 
+test('submissionPort: 7587 beside the default ports, a free one when the HTTP or SMTP port is set and it is not (CONTRACT section 9)', () => {
+  assert.equal(resolveConfig({}, {}).submissionPort, 7587);
+  assert.equal(resolveConfig({ port: 7800 }, {}).submissionPort, 0);
+  assert.equal(resolveConfig({}, { RAVEN_SMTP_PORT: '7825' }).submissionPort, 0);
+  assert.equal(resolveConfig({ config: configFile({ port: 7800 }) }, {}).submissionPort, 0);
+  assert.equal(resolveConfig({ port: 7800, submissionPort: 7887 }, {}).submissionPort, 7887);
+  assert.equal(resolveConfig({ port: 7800 }, { RAVEN_SUBMISSION_PORT: '7888' }).submissionPort, 7888);
+  assert.equal(resolveConfig({ config: configFile({ submissionPort: 587 }) }, {}).submissionPort, 587);
+  rejects(() => resolveConfig({ submissionPort: '70000' }, {}), /submission port must be a port number/);
+});
+
 test('an upstream URL from the environment keeps requireTLS and pool from the file', () => {
   const file = configFile({ delivery: { provider: 'smtp', smtp: { requireTLS: true, pool: 2 } } });
   const config = resolveConfig({ config: file }, { RAVEN_UPSTREAM: 'smtp://user:p%40ss@smtp.provider.example:2587' });

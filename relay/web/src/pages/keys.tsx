@@ -46,7 +46,7 @@ export function KeysPage({ tenancy }: { tenancy: Tenancy }) {
             <tr key={k.id} data-key={k.id}>
               <td>{k.name}</td>
               <td>
-                <code>{k.redacted}</code>
+                <code class="nowrap">{k.redacted}</code>
               </td>
               <td>{k.permission}</td>
               <td>{formatDateTime(k.created_at)}</td>
