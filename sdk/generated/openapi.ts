@@ -1592,6 +1592,11 @@ export interface components {
         DashboardSession: {
             /** @description Echo it in the `X-Raven-CSRF` header of every request other than GET. */
             csrf_token: string;
+            /**
+             * @description Whether the relay delivers through an upstream SMTP provider (`--upstream`): releasing a
+             *     captured message needs one, so the dashboard says so before asking for a recipient.
+             */
+            upstream: boolean;
             expires_at: components["schemas"]["Timestamp"];
         };
         /** @description A captured message as the inbox lists it (header From and To, decoded). */
