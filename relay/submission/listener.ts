@@ -38,6 +38,9 @@ export function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('::ffff:127.');
 }
 
+/** RFC 3207's reply to AUTH on a connection that must be encrypted first. */
+const STARTTLS_FIRST = '5.7.0 Must issue a STARTTLS command first';
+
 /** MAIL commands refused for want of AUTH before the connection is closed. */
 const MAX_UNAUTHENTICATED_MAIL = 10;
 
@@ -65,8 +68,28 @@ export async function startSubmissionListener(services: RelayServices, tls: List
     deadlines.start(session);
     // With a certificate, AUTH is offered only once the connection is encrypted (onSecure).
     if (tls && !session.secure) session.disabledCommands = ['AUTH'];
+    explainLibraryRefusals(session);
     callback();
   }
+
+  /**
+   * Two refusals smtp-server writes itself, without an enhanced status code, get the contract's
+   * form: AUTH before STARTTLS (a disabled command: "500 command not recognized") and a declared
+   * SIZE over the limit at MAIL FROM. Every other reply passes through unchanged.
+   */
+  function explainLibraryRefusals(session: SMTPServerSession): void {
+    for (const connection of server.connections) {
+      if (connection.session !== session) continue;
+      const send = connection.send.bind(connection);
+      connection.send = (code, data, context) => {
+        if (code === 500 && context === 'AUTH' && !connection.secure) return send(530, STARTTLS_FIRST, context);
+        if (code === 552 && context === 'MESSAGE_TOO_BIG') return send(552, tooLarge().message, context);
+        return send(code, data, context);
+      };
+    }
+  }
+
+  const tooLarge = () => refusal(new ApiError('message_too_large', `The message exceeds ${maxBytes} bytes.`));
 
   function onSecure(_socket: unknown, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
     session.disabledCommands = [];
@@ -159,7 +182,7 @@ export async function startSubmissionListener(services: RelayServices, tls: List
       if (oversized || stream.sizeExceeded) {
         metrics.inc('raven_submissions_total', { result: 'rejected' });
         metrics.inc('raven_submission_rejections_total', { code: 'message_too_large' });
-        return callback(refusal(new ApiError('message_too_large', `The message exceeds ${maxBytes} bytes.`)));
+        return callback(tooLarge());
       }
       admit(session, Buffer.concat(chunks, bytes)).then(
         (result) => {

@@ -40,6 +40,18 @@ describe('submission with a certificate (STARTTLS)', () => {
     }
   });
 
+  test('AUTH before STARTTLS answers 530 5.7.0 Must issue a STARTTLS command first, not 500 command not recognized', async () => {
+    const smtp = await openSubmission(t);
+    try {
+      assert.equal(await smtp.command(`AUTH PLAIN ${authPlain(t.apiKey)}`), '530 5.7.0 Must issue a STARTTLS command first');
+      assert.equal(await smtp.command('AUTH LOGIN'), '530 5.7.0 Must issue a STARTTLS command first', 'refused before any credential is asked for');
+      assert.match(await smtp.command('MAIL FROM:<a@client.test>'), /^530 5\.7\.0 /);
+      assert.match(await smtp.command('NOOP'), /^250/, 'the session goes on: STARTTLS is still possible');
+    } finally {
+      smtp.destroy();
+    }
+  });
+
   test('nodemailer (pooled, STARTTLS required, trusting only the test certificate) sends; the email is delivered', async () => {
     const transport = nodemailer.createTransport({
       pool: true,
