@@ -40,6 +40,7 @@ export const LEAVES: Leaf[] = [
   { path: ['webhooks', 'verify'], summary: 'Verify a webhook signature', load: () => import('./commands/webhooks/verify.js') },
   { path: ['webhooks', 'sign'], summary: 'Sign a payload the way the service does', load: () => import('./commands/webhooks/sign.js') },
   { path: ['listen'], summary: 'Forward live events to a local URL, signed', load: () => import('./commands/listen.js') },
+  { path: ['mcp'], summary: 'Serve the relay to an AI agent: a Model Context Protocol server over stdio', load: () => import('./commands/mcp.js') },
   { path: ['login'], summary: 'Store an API key in a named profile', load: () => import('./commands/login.js') },
   { path: ['completion'], summary: 'Print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
   { path: ['relay', 'start'], summary: 'Start a relay (HTTP API, SMTP sink, worker)', load: () => import('./commands/relay/start.js') },

@@ -37,6 +37,7 @@ export type CapturedMessageList = Schemas['CapturedMessageList'];
 export type CapturedMessage = Schemas['CapturedMessage'];
 export type InboxEntry = Schemas['InboxEntry'];
 export type MessageChecks = Schemas['MessageChecks'];
+export type InboxPage = Schemas['InboxPage'];
 export type Clock = Schemas['Clock'];
 export type CreateWorkspaceParams = Schemas['CreateWorkspaceRequest'];
 export type CreateProjectParams = Schemas['CreateProjectRequest'];
@@ -65,6 +66,15 @@ export interface WaitForMessageQuery {
   after?: string;
   /** Seconds to wait, 1-120 (the relay's default: 30). */
   timeout?: number;
+}
+export interface InboxSearchQuery {
+  /** Free text and search terms (`from:`, `to:`, `subject:`, `is:unread`...), at most 500 characters. */
+  q?: string;
+  /** Only messages of this project. */
+  project?: string;
+  /** The `next_cursor` of the previous page. */
+  cursor?: string;
+  limit?: number;
 }
 /** The relay holds a wait this long past its `timeout` before the client gives up on the connection. */
 const WAIT_GRACE_MS = 15_000;
@@ -216,7 +226,18 @@ export class RavenAdmin {
           query: { links: query.links === undefined ? undefined : query.links ? '1' : '0' },
           options,
         }),
+      /** Deletes one captured message. */
+      delete: (messageId: string, options?: RequestOptions) =>
+        send<void>({ method: 'DELETE', path: `/messages/${seg(messageId)}`, options }),
       clear: (options?: RequestOptions) => send<void>({ method: 'DELETE', path: '/messages', options }),
+      /** The inbox: search and page the captured mail, newest first, with the unread count. */
+      search: (query: InboxSearchQuery = {}, options?: RequestOptions) =>
+        send<InboxPage>({
+          method: 'GET',
+          path: '/inbox',
+          query: { q: query.q, project: query.project, cursor: query.cursor, limit: query.limit },
+          options,
+        }),
     };
     this.emails = {
       /** Every delivery attempt of an email per recipient, oldest first, with its SMTP conversation. */

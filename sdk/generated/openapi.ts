@@ -625,8 +625,11 @@ export interface paths {
          * Search and page the captured mail
          * @description The inbox, newest first, with the unread count. `q` takes free text (subject, sender,
          *     recipients and the start of the text) and the terms `from:`, `to:`, `subject:`,
-         *     `is:unread` and `is:read`; a value may be quoted; every term must match
-         *     (case-insensitive substrings).
+         *     `is:unread`, `is:read`, `has:attachment`, `before:` and `after:` (a date `YYYY-MM-DD`, UTC,
+         *     or an ISO 8601 time), `larger:` and `smaller:` (bytes, or `10k`, `2M`) and `project:`;
+         *     `-` before a term negates it; a value may be quoted; every term must match
+         *     (case-insensitive substrings). A term it does not know, a value it cannot read or an
+         *     unbalanced quote is free text, never an error.
          */
         get: operations["adminSearchInbox"];
         put?: never;
@@ -1622,6 +1625,11 @@ export interface components {
         DashboardSession: {
             /** @description Echo it in the `X-Raven-CSRF` header of every request other than GET. */
             csrf_token: string;
+            /**
+             * @description Whether the relay delivers through an upstream SMTP provider (`--upstream`): releasing a
+             *     captured message needs one, so the dashboard says so before asking for a recipient.
+             */
+            upstream: boolean;
             expires_at: components["schemas"]["Timestamp"];
         };
         /** @description A captured message as the inbox lists it (header From and To, decoded). */

@@ -1,10 +1,11 @@
 // One captured message: rendered HTML in a sandboxed iframe (no scripts, no origin; remote loads
 // blocked until asked), plain text, headers, raw source, attachments, and the actions on it.
 import { useEffect, useState } from 'preact/hooks';
-import { api, seg, type Schemas } from '../api';
+import { api, relayHasUpstream, seg, type Schemas } from '../api';
 import { formatDateTime, formatSize } from '../format';
 import { href, navigate } from '../router';
 import { confirmAction, ErrorNote, Loading, Modal, Paperclip, useAction, useLoad } from '../ui';
+import { MessageExtracts } from './message-extracts';
 
 type Tab = 'html' | 'text' | 'headers' | 'raw';
 const WIDTHS = { desktop: '100%', tablet: '768px', phone: '375px' } as const;
@@ -130,6 +131,8 @@ export function MessagePage({ id }: { id: string }) {
         </ul>
       ) : null}
 
+      <MessageExtracts message={message} />
+
       <div class="tabs" role="tablist">
         {(['html', 'text', 'headers', 'raw'] as const).map((t) => (
           <button type="button" role="tab" key={t} aria-selected={shown === t} class={shown === t ? 'tab active' : 'tab'} onClick={() => setTab(t)} disabled={t === 'html' && !message.html}>
@@ -211,6 +214,21 @@ function ReleaseDialog({ base, onClose }: { base: string; onClose: () => void })
       setDone(`Sent to ${release.to}.`);
     });
   };
+  if (!relayHasUpstream()) {
+    return (
+      <Modal title="Release to a real address" onClose={onClose}>
+        <p role="alert">
+          Release needs an upstream SMTP provider, and this relay delivers into its own sink: start it with{' '}
+          <code>--upstream smtp://host:port</code> to release messages.
+        </p>
+        <div class="actions">
+          <button type="button" class="primary" onClick={onClose}>
+            Close
+          </button>
+        </div>
+      </Modal>
+    );
+  }
   return (
     <Modal title="Release to a real address" onClose={onClose}>
       {done ? (
