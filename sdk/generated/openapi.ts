@@ -436,6 +436,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret, with an overlap
+         * @description A new signing secret, shown only in this answer. Until `overlap_seconds` have passed on the
+         *     relay clock (the test clock included), every request's `Service-Signature` carries two
+         *     entries: `v1=<signature with the new secret>,v1=<signature with the old one>`; then only
+         *     the new one. Verifiers accept a header when any entry matches (CONTRACT section 5).
+         */
+        post: operations["adminRotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/workspaces/{workspace_id}/usage": {
         parameters: {
             query?: never;
@@ -1505,6 +1528,18 @@ export interface components {
              */
             secret: string;
             created_at: components["schemas"]["Timestamp"];
+        };
+        RotateWebhookSecretRequest: {
+            /**
+             * @description How long the old secret keeps signing beside the new one (0 ends it at once).
+             * @default 86400
+             */
+            overlap_seconds: number;
+        };
+        WebhookSecretRotated: {
+            id: string;
+            /** @description The new signing secret, used literally as UTF-8 bytes. Shown only here. */
+            secret: string;
         };
         /** @description A project's webhook endpoints. */
         WebhookEndpointList: {
@@ -3082,6 +3117,45 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminRotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint id.
+                 * @example whk_01JDQ4ZK5W9M2V3XG7H8TQ1B6N
+                 */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretRotated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
