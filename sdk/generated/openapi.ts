@@ -753,7 +753,7 @@ export interface paths {
         };
         /**
          * The email log of a project
-         * @description The project's emails as `GET /v1/emails` lists them for an `email:read` key.
+         * @description The project's emails as `GET /v1/emails` lists them for an `email:read` key, each with how it came in (`source`).
          */
         get: operations["adminListProjectEmails"];
         put?: never;
@@ -1739,15 +1739,35 @@ export interface components {
             next_attempt_at: string | null;
             attempts: components["schemas"]["WebhookDeliveryAttempt"][];
         };
+        /**
+         * @description How the email came in, `POST /v1/emails` (api) or SMTP submission (smtp).
+         * @enum {string}
+         */
+        EmailSource: "api" | "smtp";
+        /** @description An email as the email log lists it, the fields of EmailSummary and how it came in. */
+        AdminEmailSummary: {
+            id: string;
+            status: components["schemas"]["EmailStatus"];
+            from: string;
+            to: string[];
+            cc: string[];
+            subject: string;
+            tags: components["schemas"]["Tags"];
+            test_mode: boolean;
+            created_at: components["schemas"]["Timestamp"];
+            source: components["schemas"]["EmailSource"];
+        };
+        /** @description One page of the email log, newest first. */
+        AdminEmailList: {
+            emails: components["schemas"]["AdminEmailSummary"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         /** @description The email as `GET /v1/emails/{id}` shows it, its project, and the webhook deliveries of its events. */
         AdminEmailDetail: {
             email: components["schemas"]["EmailDetail"];
             project_id: string;
-            /**
-             * @description How the email came in, `POST /v1/emails` (api) or SMTP submission (smtp).
-             * @enum {string}
-             */
-            source: "api" | "smtp";
+            source: components["schemas"]["EmailSource"];
             deliveries: components["schemas"]["EventDelivery"][];
         };
         MessageChecks: {
@@ -3712,7 +3732,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EmailList"];
+                    "application/json": components["schemas"]["AdminEmailList"];
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
