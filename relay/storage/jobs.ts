@@ -18,7 +18,7 @@ export function insertReadyJobs(tx: Queryable, jobs: readonly NewJob[]): Promise
   );
 }
 
-/** A job row (`jobs`) whose email's project is not paused (migration 0014): the claim's filter. */
+/** A job row (`jobs`) whose email's project is not paused (migration 0015): the claim's filter. */
 export const NOT_PAUSED = 'NOT EXISTS (SELECT 1 FROM paused_projects pp JOIN emails pe ON pe.project_id = pp.project_id WHERE pe.id = jobs.email_id)';
 
 export interface ClaimedJob {
