@@ -592,8 +592,11 @@ export interface paths {
          * Search and page the captured mail
          * @description The inbox, newest first, with the unread count. `q` takes free text (subject, sender,
          *     recipients and the start of the text) and the terms `from:`, `to:`, `subject:`,
-         *     `is:unread` and `is:read`; a value may be quoted; every term must match
-         *     (case-insensitive substrings).
+         *     `is:unread`, `is:read`, `has:attachment`, `before:` and `after:` (a date `YYYY-MM-DD`, UTC,
+         *     or an ISO 8601 time), `larger:` and `smaller:` (bytes, or `10k`, `2M`) and `project:`;
+         *     `-` before a term negates it; a value may be quoted; every term must match
+         *     (case-insensitive substrings). A term it does not know, a value it cannot read or an
+         *     unbalanced quote is free text, never an error.
          */
         get: operations["adminSearchInbox"];
         put?: never;
