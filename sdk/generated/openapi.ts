@@ -436,6 +436,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret, with an overlap
+         * @description A new signing secret, shown only in this answer. Until `overlap_seconds` have passed on the
+         *     relay clock (the test clock included), every request's `Service-Signature` carries two
+         *     entries: `v1=<signature with the new secret>,v1=<signature with the old one>`; then only
+         *     the new one. Verifiers accept a header when any entry matches (CONTRACT section 5).
+         */
+        post: operations["adminRotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/workspaces/{workspace_id}/usage": {
         parameters: {
             query?: never;
@@ -697,7 +720,7 @@ export interface paths {
         };
         /**
          * The email log of a project
-         * @description The project's emails as `GET /v1/emails` lists them for an `email:read` key.
+         * @description The project's emails as `GET /v1/emails` lists them for an `email:read` key, each with how it came in (`source`).
          */
         get: operations["adminListProjectEmails"];
         put?: never;
@@ -1473,6 +1496,18 @@ export interface components {
             secret: string;
             created_at: components["schemas"]["Timestamp"];
         };
+        RotateWebhookSecretRequest: {
+            /**
+             * @description How long the old secret keeps signing beside the new one (0 ends it at once).
+             * @default 86400
+             */
+            overlap_seconds: number;
+        };
+        WebhookSecretRotated: {
+            id: string;
+            /** @description The new signing secret, used literally as UTF-8 bytes. Shown only here. */
+            secret: string;
+        };
         /** @description A project's webhook endpoints. */
         WebhookEndpointList: {
             webhooks: components["schemas"]["WebhookEndpoint"][];
@@ -1671,15 +1706,35 @@ export interface components {
             next_attempt_at: string | null;
             attempts: components["schemas"]["WebhookDeliveryAttempt"][];
         };
+        /**
+         * @description How the email came in, `POST /v1/emails` (api) or SMTP submission (smtp).
+         * @enum {string}
+         */
+        EmailSource: "api" | "smtp";
+        /** @description An email as the email log lists it, the fields of EmailSummary and how it came in. */
+        AdminEmailSummary: {
+            id: string;
+            status: components["schemas"]["EmailStatus"];
+            from: string;
+            to: string[];
+            cc: string[];
+            subject: string;
+            tags: components["schemas"]["Tags"];
+            test_mode: boolean;
+            created_at: components["schemas"]["Timestamp"];
+            source: components["schemas"]["EmailSource"];
+        };
+        /** @description One page of the email log, newest first. */
+        AdminEmailList: {
+            emails: components["schemas"]["AdminEmailSummary"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         /** @description The email as `GET /v1/emails/{id}` shows it, its project, and the webhook deliveries of its events. */
         AdminEmailDetail: {
             email: components["schemas"]["EmailDetail"];
             project_id: string;
-            /**
-             * @description How the email came in, `POST /v1/emails` (api) or SMTP submission (smtp).
-             * @enum {string}
-             */
-            source: "api" | "smtp";
+            source: components["schemas"]["EmailSource"];
             deliveries: components["schemas"]["EventDelivery"][];
         };
         DeliveryAttemptList: {
@@ -2972,6 +3027,45 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminRotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint id.
+                 * @example whk_01JDQ4ZK5W9M2V3XG7H8TQ1B6N
+                 */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretRotated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminGetUsage: {
         parameters: {
             query?: never;
@@ -3487,7 +3581,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EmailList"];
+                    "application/json": components["schemas"]["AdminEmailList"];
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
