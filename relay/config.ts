@@ -110,6 +110,8 @@ export interface RelayConfig {
   smtpTls: SmtpTlsConfig;
   /** The relay's public DNS name: the MX and SPF target of domain records, the SMTP greeting. */
   publicHostname?: string;
+  /** SpamAssassin's spamd (`host:port`) for the spam check of captured mail; none = the check says how to turn it on. */
+  spamd?: string;
   adminToken?: string;
   testClock: boolean;
   allowLocalWebhooks: boolean;
@@ -133,6 +135,7 @@ export interface RelayFlags {
   smtpTlsCert: string;
   smtpTlsKey: string;
   publicHostname: string;
+  spamd: string;
   dnsServer: string[];
   adminToken: string;
   testClock: boolean;
@@ -213,6 +216,7 @@ const FILE_SHAPE: Shape = {
   submissionPort: 'number',
   smtpTls: { certFile: 'string', keyFile: 'string', implicit: 'boolean' },
   publicHostname: 'string',
+  spamd: 'string',
   adminToken: 'string',
   testClock: 'boolean',
   allowLocalWebhooks: 'boolean',
@@ -404,6 +408,7 @@ export function resolveConfig(
     smtpTlsCert: env.RAVEN_SMTP_TLS_CERT_FILE,
     smtpTlsKey: env.RAVEN_SMTP_TLS_KEY_FILE,
     publicHostname: env.RAVEN_PUBLIC_HOSTNAME,
+    spamd: env.RAVEN_SPAMD,
     dnsServer: env.RAVEN_DNS_SERVERS === undefined ? undefined : splitList(env.RAVEN_DNS_SERVERS),
     adminToken: env.RAVEN_ADMIN_TOKEN,
     testClock: env.RAVEN_TEST_CLOCK === undefined ? undefined : parseBool(env.RAVEN_TEST_CLOCK, 'RAVEN_TEST_CLOCK'),
@@ -436,6 +441,7 @@ export function resolveConfig(
     if (layer.smtpTlsCert !== undefined) config.smtpTls = { ...config.smtpTls, certFile: layer.smtpTlsCert };
     if (layer.smtpTlsKey !== undefined) config.smtpTls = { ...config.smtpTls, keyFile: layer.smtpTlsKey };
     if (layer.publicHostname !== undefined) config.publicHostname = layer.publicHostname;
+    if (layer.spamd !== undefined) config.spamd = layer.spamd;
     if (layer.dnsServer !== undefined) config.dns = { ...config.dns, servers: layer.dnsServer };
     if (layer.adminToken !== undefined) config.adminToken = layer.adminToken;
     if (layer.testClock !== undefined) config.testClock = layer.testClock;
@@ -469,6 +475,9 @@ export function resolveConfig(
   }
   if (config.publicHostname !== undefined && !HOSTNAME.test(config.publicHostname)) {
     throw new ConfigError(`publicHostname must be a host name, got "${config.publicHostname}"`);
+  }
+  if (config.spamd !== undefined && !/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/i.test(config.spamd)) {
+    throw new ConfigError(`spamd must be HOST:PORT (127.0.0.1:783), got "${config.spamd}"`);
   }
   if (config.delivery.smtp) config.delivery.smtp = { ...config.delivery.smtp, pool: poolSize(config.delivery.smtp.pool) };
   if (upstreamCa !== undefined) {

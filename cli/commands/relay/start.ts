@@ -20,6 +20,7 @@ interface Options {
   smtpTlsCert?: string;
   smtpTlsKey?: string;
   publicHostname?: string;
+  spamd?: string;
   dnsServer?: string[];
   adminToken?: string;
   testClock?: boolean;
@@ -58,6 +59,7 @@ export function register(cmd: Command): void {
     .option('--smtp-tls-cert <file>', 'PEM certificate chain for the SMTP listener: STARTTLS is offered (with --smtp-tls-key)')
     .option('--smtp-tls-key <file>', 'PEM private key of --smtp-tls-cert')
     .option('--public-hostname <name>', "the relay's public DNS name: MX/SPF target of domain records, SMTP greeting")
+    .option('--spamd <host:port>', 'SpamAssassin spamd for the spam check of captured mail (default: $RAVEN_SPAMD, else none)')
     .option('--dns-server <address>', 'DNS resolver for domain verification, ip or ip:port; repeatable (default: the system\'s)', collect)
     .option('--admin-token <token>', 'admin API token (default: $RAVEN_ADMIN_TOKEN, else generated and stored)')
     .option('--test-clock', 'enable the controllable test clock (/admin/v1/clock)')
