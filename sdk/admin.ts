@@ -197,6 +197,11 @@ export class RavenAdmin {
        */
       rotateSecret: (webhookId: string, params: { overlap_seconds?: number } = {}, options?: RequestOptions) =>
         send<WebhookSecretRotated>({ method: 'POST', path: `/webhooks/${seg(webhookId)}/rotate-secret`, body: params, options }),
+      /** Nothing is sent to a disabled endpoint; its deliveries wait until it is enabled. */
+      disable: (webhookId: string, options?: RequestOptions) =>
+        send<Schemas['WebhookEndpointState']>({ method: 'POST', path: `/webhooks/${seg(webhookId)}/disable`, idempotent: true, options }),
+      enable: (webhookId: string, options?: RequestOptions) =>
+        send<Schemas['WebhookEndpointState']>({ method: 'POST', path: `/webhooks/${seg(webhookId)}/enable`, idempotent: true, options }),
       /** Delivery attempts of the endpoint, newest first. */
       deliveries: (webhookId: string, options?: RequestOptions) =>
         send<WebhookDeliveryList>({ method: 'GET', path: `/webhooks/${seg(webhookId)}/deliveries`, options }),

@@ -107,6 +107,15 @@ export async function rotateSecret(s: RelayServices, webhookId: string, body: Ad
   return { id: webhookId, secret };
 }
 
+/** Disables or enables an endpoint: while disabled nothing is sent to it and its deliveries wait. */
+export async function setEndpointEnabled(s: RelayServices, webhookId: string, enabled: boolean): Promise<{ id: string; enabled: boolean }> {
+  const found = await s.db.write((tx) => webhooks.setWebhookDisabled(tx, webhookId, enabled ? null : s.clock.iso()));
+  if (!found) throw new ApiError('not_found', `No webhook endpoint ${webhookId}.`);
+  if (enabled) s.bus.emit('webhooks.ready');
+  s.log.info('webhook', enabled ? 'endpoint enabled' : 'endpoint disabled', { webhook_id: webhookId });
+  return { id: webhookId, enabled };
+}
+
 async function requireEndpoint(s: RelayServices, webhookId: string): Promise<void> {
   if (!(await webhooks.webhookExists(s.db, webhookId))) throw new ApiError('not_found', `No webhook endpoint ${webhookId}.`);
 }

@@ -1,5 +1,5 @@
 // /admin/v1 webhook endpoints: the requests and responses; the rules are domain/webhook-endpoints.ts.
-import { createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, rotateSecret } from '../domain/webhook-endpoints.js';
+import { createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, rotateSecret, setEndpointEnabled } from '../domain/webhook-endpoints.js';
 import type { RelayServices } from '../services.js';
 import { adminBody } from './route-helpers.js';
 import type { Handler } from './router.js';
@@ -22,6 +22,8 @@ export function adminWebhookHandlers(s: RelayServices) {
       status: 200,
       body: await rotateSecret(s, ctx.params.webhook_id!, await adminBody(ctx)),
     }),
+    disable: async (ctx) => ({ status: 200, body: await setEndpointEnabled(s, ctx.params.webhook_id!, false) }),
+    enable: async (ctx) => ({ status: 200, body: await setEndpointEnabled(s, ctx.params.webhook_id!, true) }),
     deliveries: async (ctx) => ({
       status: 200,
       body: await listDeliveries(s, ctx.params.webhook_id!),

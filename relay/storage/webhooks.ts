@@ -62,6 +62,15 @@ export async function rotateWebhookSecret(tx: Queryable, id: string, secretEnc: 
   return changes > 0;
 }
 
+/**
+ * Disables (now) or enables (null) a live endpoint; a disabled one gets no request, its deliveries
+ * wait. False when there is no such live endpoint.
+ */
+export async function setWebhookDisabled(tx: Queryable, id: string, disabledAt: string | null): Promise<boolean> {
+  const { changes } = await tx.run('UPDATE webhooks SET disabled_at = ? WHERE id = ? AND deleted_at IS NULL', [disabledAt, id]);
+  return changes > 0;
+}
+
 export function listWebhooks(q: Reader, projectId: string): Promise<WebhookRow[]> {
   return q.all<WebhookRow>(
     'SELECT id, project_id, url, events_json, created_at FROM webhooks WHERE project_id = ? AND deleted_at IS NULL ORDER BY created_at, id',
@@ -129,7 +138,7 @@ export function dueDeliveries(q: Reader, now: string, perEndpoint: number, limit
        SELECT d.id, d.webhook_id, d.event_id, d.body, d.attempts, d.next_attempt_at, w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_until,
               ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS rank
          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL${free.sql}) due
+        WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL AND w.disabled_at IS NULL${free.sql}) due
       WHERE rank <= ?
       ORDER BY next_attempt_at, id
       LIMIT ?`,
@@ -142,7 +151,7 @@ export async function nextDeliveryDueAfter(q: Reader, after: string): Promise<st
   const free = unleased(q);
   const row = await q.get<{ at: string | null }>(
     `SELECT MIN(d.next_attempt_at) AS at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.state = 'pending' AND w.deleted_at IS NULL AND d.next_attempt_at > ?${free.sql}`,
+      WHERE d.state = 'pending' AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND d.next_attempt_at > ?${free.sql}`,
     [after, ...free.params],
   );
   return row?.at ?? null;
