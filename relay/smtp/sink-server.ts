@@ -18,7 +18,6 @@ import { emailIdFromEnvelopeSender } from '../delivery/mime.js';
 import { recordComplaint } from '../domain/outcomes.js';
 import { announceEvents } from '../domain/timeline.js';
 import { newId } from '../ids.js';
-import { MESSAGE_CAPTURED } from '../inbox/indexer.js';
 import type { RelayServices } from '../services.js';
 import { insertCapturedMessages, type NewCapturedMessage } from '../storage/captured.js';
 import type { WriteBatch } from '../storage/db.js';
@@ -173,7 +172,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
     // The inbox indexer parses it for the dashboard, off this path.
-    services.bus.emit(MESSAGE_CAPTURED, id);
+    services.bus.emit('message.captured', id);
     return { id, emailId };
   }
 

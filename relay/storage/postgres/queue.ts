@@ -21,8 +21,7 @@ export function claimJobsWithLease(tx: Queryable, now: string, limit: number, le
 }
 
 /** Extends the leases of the jobs this relay is dispatching. */
-export async function renewJobLeases(db: Db, ids: number[], leaseUntil: string): Promise<void> {
-  if (ids.length === 0) return;
+export async function renewLeases(db: Db, ids: number[], leaseUntil: string): Promise<void> {
   await db.write((tx) => tx.run("UPDATE jobs SET lease_expires_at = ? WHERE id = ANY(?) AND state = 'running'", [leaseUntil, ids]));
 }
 
