@@ -47,3 +47,10 @@ export class RelayBus extends EventEmitter<BusEvents> {
     this.setMaxListeners(0);
   }
 }
+
+/** After COMMIT: tell the webhook dispatcher and the listen hub. */
+export function announceEvents(bus: RelayBus, events: StoredEvent[]): void {
+  for (const event of events) bus.emit('email.event', event);
+  // The dispatcher scans the outbox when woken: only worth it when something was put there.
+  if (events.some((e) => e.deliveries > 0)) bus.emit('webhooks.ready');
+}

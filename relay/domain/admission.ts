@@ -30,7 +30,8 @@ import {
 } from './idempotency.js';
 import { chargeQuota, chargedScopes } from './quota.js';
 import { allRecipients, parseSendRequest, type SendRequest } from './send-request.js';
-import { announceEvents, recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
+import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
+import { announceEvents } from '../bus.js';
 
 export interface AdmissionResult {
   status: 200 | 202;

@@ -1,9 +1,9 @@
 // /admin/v1/messages: mail captured by the SMTP sink (CONTRACT section 6).
 import { ApiError, validationError } from '../errors.js';
+import { simulatedOutcome } from '../mail/simulated.js';
 import type { RelayServices } from '../services.js';
 import { deleteAllCapturedMessages, getCapturedMessage, listCapturedMessages } from '../storage/captured.js';
 import { parseHeaders } from '../smtp/headers.js';
-import { simulatedOutcome } from '../smtp/sink-server.js';
 import { countRemoteReferences } from '../inbox/html-view.js';
 import { attachmentViews, parseMessage } from '../inbox/read-message.js';
 import { getInboxEntry } from '../storage/inbox.js';

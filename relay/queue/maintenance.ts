@@ -3,7 +3,7 @@
 // expired idempotency keys, the sink's simulation bookkeeping and unmatched complaints.
 import { settleMaybeSent } from '../delivery/delivery-unknown.js';
 import { forgetExpiredIdempotencyKeys } from '../domain/idempotency.js';
-import { announceEvents } from '../domain/timeline.js';
+import { announceEvents } from '../bus.js';
 import type { RelayServices } from '../services.js';
 import { deletePendingComplaintsBefore, eraseBodiesTerminalBefore } from '../storage/emails.js';
 import { interruptedJobs, releaseJobs } from '../storage/jobs.js';

@@ -12,8 +12,10 @@ import { deliveryConcurrency } from '../config.js';
 import { utcDay } from '../clock.js';
 import { signingKeyFor, signWithDomainKey, warmDkimSigning } from '../delivery/dkim.js';
 import { settleMaybeSent, type MaybeSentReason } from '../delivery/delivery-unknown.js';
-import { buildOutboundMessage, senderDomain } from '../delivery/mime.js';
-import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
+import { buildOutboundMessage } from '../delivery/mime.js';
+import type { DeliveryProvider, OutboundMessage } from '../delivery/provider.js';
+import type { DeliveryResult } from '../mail/delivery-result.js';
+import { senderDomain } from '../mail/mailbox.js';
 import { inAdmissionBurst } from '../domain/admission.js';
 import {
   PENDING_STATUSES,
@@ -22,7 +24,7 @@ import {
   type DeliveryRecordInput,
   type RecordedOutcome,
 } from '../domain/outcomes.js';
-import { announceEvents } from '../domain/timeline.js';
+import { announceEvents } from '../bus.js';
 import { countDeliveryResult } from '../metrics.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';

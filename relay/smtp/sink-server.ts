@@ -14,10 +14,11 @@
 // so it takes nothing but those reports.
 import type { CapturedMessage } from 'raven-email-sdk';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { emailIdFromEnvelopeSender } from '../delivery/mime.js';
 import { recordComplaint } from '../domain/outcomes.js';
-import { announceEvents } from '../domain/timeline.js';
+import { announceEvents } from '../bus.js';
 import { newId } from '../ids.js';
+import { simulatedOutcome } from '../mail/simulated.js';
+import { emailIdFromEnvelopeSender } from '../mail/verp.js';
 import type { RelayServices } from '../services.js';
 import { insertCapturedMessages, type NewCapturedMessage } from '../storage/captured.js';
 import type { WriteBatch } from '../storage/db.js';
@@ -41,18 +42,6 @@ export interface SmtpSinkOptions {
   socketTimeoutMs?: number;
   /** With a certificate the listener offers STARTTLS (or speaks implicit TLS); without, plain SMTP. */
   tls?: ListenerTls;
-}
-
-/** The outcomes a captured message lists (openapi.yaml's SimulatedOutcome), or delivered for any other address. */
-export type SimulatedOutcome = CapturedMessage['simulated_outcomes'][number]['outcome'] | 'delivered';
-
-const SIMULATED = new Set<SimulatedOutcome>(['bounced', 'rejected', 'delayed', 'unknown', 'complained']);
-
-/** The simulated outcome for an address: its local part before an optional +label. */
-export function simulatedOutcome(address: string): SimulatedOutcome {
-  const at = address.lastIndexOf('@');
-  const local = (at >= 0 ? address.slice(0, at) : address).split('+')[0]!.toLowerCase();
-  return SIMULATED.has(local as SimulatedOutcome) ? (local as SimulatedOutcome) : 'delivered';
 }
 
 function smtpError(responseCode: number, message: string): Error & { responseCode: number } {
