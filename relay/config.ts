@@ -36,6 +36,9 @@ export interface LimitsConfig {
   bodyRetentionDays: number;
   /** Idempotency records are kept this long (the contract asks for at least 24 hours). */
   idempotencyRetentionDays: number;
+  /** An HTTP client that has not sent its whole request head by then is answered 408 and
+   * disconnected (slow-loris). */
+  httpHeadersTimeoutMs: number;
   /** The SMTP sink: larger messages are refused 552, connections past the count 421, and a
    * session idle this long (real time) is closed. */
   smtpMaxMessageBytes: number;
@@ -159,6 +162,7 @@ export function defaultConfig(): RelayConfig {
       workspaceMonthlyRecipients: 5000,
       bodyRetentionDays: 7,
       idempotencyRetentionDays: DEFAULT_IDEMPOTENCY_RETENTION_DAYS,
+      httpHeadersTimeoutMs: 15_000,
       // A 10 MiB JSON request can grow by base64/quoted-printable encoding; 25 MiB leaves room for it.
       smtpMaxMessageBytes: 25 * 1024 * 1024,
       smtpMaxClients: 100,
@@ -210,6 +214,7 @@ const FILE_SHAPE: Shape = {
     workspaceMonthlyRecipients: 'number',
     bodyRetentionDays: 'number',
     idempotencyRetentionDays: 'number',
+    httpHeadersTimeoutMs: 'number',
     smtpMaxMessageBytes: 'number',
     smtpMaxClients: 'number',
     smtpSocketTimeoutMs: 'number',

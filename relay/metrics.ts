@@ -5,8 +5,8 @@ import type { DeliveryResult, RecipientOutcome } from './mail/delivery-result.js
 
 const COUNTERS = {
   raven_admissions_total: {
-    help: 'Answers to POST /v1/emails: accepted (202), suppressed (200), replayed (idempotent repeat), rejected (an error).',
-    initial: [{ result: 'accepted' }, { result: 'suppressed' }, { result: 'replayed' }, { result: 'rejected' }],
+    help: 'Answers to POST /v1/emails: accepted (202), suppressed (200), replayed (idempotent repeat), rejected (an error); aborted: the client hung up or broke the chunked encoding before its body ended.',
+    initial: [{ result: 'accepted' }, { result: 'suppressed' }, { result: 'replayed' }, { result: 'rejected' }, { result: 'aborted' }],
   },
   raven_admission_rejections_total: {
     help: 'Refused POST /v1/emails requests by error code.',

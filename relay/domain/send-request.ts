@@ -20,6 +20,15 @@ export interface SendRequest {
 
 const KNOWN_FIELDS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'text', 'html', 'reply_to', 'headers', 'tags', 'metadata']);
 
+// Fields other services' SDKs (Resend's) send for what the specification leaves out: say so, and
+// where the relay does offer it.
+const UNSUPPORTED_FIELDS = new Map([
+  ['attachments', 'attachments are not supported by POST /v1/emails; send a message with attachments over SMTP submission (the relay\'s submission port, the API key as password)'],
+  ['scheduled_at', 'scheduled sends are not supported; send the email when it should go'],
+  ['template', 'templates are not supported; send the rendered subject, text and html'],
+  ['topic_id', 'topics are not supported'],
+]);
+
 const RESERVED_HEADERS = new Set(
   [
     'from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'sender', 'date', 'message-id', 'return-path', 'received',
@@ -103,7 +112,7 @@ export function parseSendRequest(body: unknown, limits: Limits): { ok: true; val
   if (!isPlainObject(body)) return { ok: false, details: [{ field: 'body', message: 'must be a JSON object' }] };
 
   for (const key of Object.keys(body)) {
-    if (!KNOWN_FIELDS.has(key)) details.push({ field: key, message: 'is not a supported field' });
+    if (!KNOWN_FIELDS.has(key)) details.push({ field: key, message: UNSUPPORTED_FIELDS.get(key) ?? 'is not a supported field' });
   }
 
   let from: Mailbox | undefined;
@@ -168,7 +177,7 @@ export function parseSendRequest(body: unknown, limits: Limits): { ok: true; val
   );
 
   const tags = stringMap(
-    body.tags,
+    tagsObject(body.tags, details),
     'tags',
     details,
     (name, value) => {
@@ -195,6 +204,24 @@ export function parseSendRequest(body: unknown, limits: Limits): { ok: true; val
 
   if (details.length > 0 || !from) return { ok: false, details };
   return { ok: true, value: { from, to, cc, bcc, subject: subject as string, text, html, replyTo, headers, tags, metadata } };
+}
+
+/**
+ * Tags as an object, or as the `[{name, value}]` list Resend's SDK sends (CONTRACT section 2): the
+ * list becomes the same object, a name given twice is refused, and the object's rules then apply.
+ */
+function tagsObject(value: unknown, details: ErrorDetail[]): unknown {
+  if (!Array.isArray(value)) return value;
+  const out: Record<string, unknown> = Object.create(null);
+  value.forEach((entry, i) => {
+    const where = `tags[${i}]`;
+    if (!isPlainObject(entry) || typeof entry.name !== 'string' || Object.keys(entry).some((k) => k !== 'name' && k !== 'value')) {
+      details.push({ field: where, message: 'must be an object {"name", "value"} with string name and value' });
+    } else if (Object.hasOwn(out, entry.name)) {
+      details.push({ field: `${where}.name`, message: `names the tag ${entry.name} a second time` });
+    } else out[entry.name] = entry.value;
+  });
+  return out;
 }
 
 function countRecipients(value: unknown): number {

@@ -41,6 +41,12 @@ export function createContext(req: IncomingMessage, url: URL, requestId: string)
         reject(tooLarge(maxBytes));
         return;
       }
+      // A client that went away (or broke the chunked encoding) before the body ended: after
+      // that no 'end' and, once the request is destroyed, no 'error' either.
+      if (req.destroyed) {
+        reject(new ClientAbortedError());
+        return;
+      }
       const chunks: Buffer[] = [];
       let size = 0;
       req.on('data', (chunk: Buffer) => {
@@ -54,7 +60,10 @@ export function createContext(req: IncomingMessage, url: URL, requestId: string)
         chunks.push(chunk);
       });
       req.on('end', () => resolve(Buffer.concat(chunks, size)));
-      req.on('error', reject);
+      req.on('error', () => reject(new ClientAbortedError()));
+      req.on('close', () => {
+        if (!req.complete) reject(new ClientAbortedError());
+      });
     });
     return bodyPromise;
   };
@@ -82,6 +91,18 @@ export function createContext(req: IncomingMessage, url: URL, requestId: string)
   };
 
   return { req, url, params: {}, requestId, singleHeader, readBody, readJson };
+}
+
+/**
+ * The client closed the connection or sent a malformed chunk before its body ended: its own
+ * doing, not the relay's (answered 400 if anyone is still listening, logged at debug, counted
+ * apart from refusals).
+ */
+export class ClientAbortedError extends Error {
+  override name = 'ClientAbortedError';
+  constructor() {
+    super('The request ended before its body did (the connection closed, or a chunk was malformed).');
+  }
 }
 
 function tooLarge(maxBytes: number): ApiError {

@@ -5,11 +5,13 @@ import { ApiError } from '../errors.js';
 import { getEmail, listEmails, parseListQuery } from '../domain/reads.js';
 import type { Metrics } from '../metrics.js';
 import type { RelayServices } from '../services.js';
+import { ClientAbortedError } from './context.js';
 import { asApiError } from './error-reply.js';
 import type { KeyHandler } from './route-helpers.js';
 import type { Handler } from './router.js';
 
-/** Counts every answer of the admission route, refusals included (authentication too). */
+/** Counts every answer of the admission route, refusals included (authentication too), and the
+ * requests their clients abandoned mid-body. */
 export function countAdmissions(metrics: Metrics, handler: Handler): Handler {
   return async (ctx) => {
     try {
@@ -18,8 +20,13 @@ export function countAdmissions(metrics: Metrics, handler: Handler): Handler {
       metrics.inc('raven_admissions_total', { result: replayed ? 'replayed' : reply.status === 202 ? 'accepted' : 'suppressed' });
       return reply;
     } catch (error) {
-      metrics.inc('raven_admissions_total', { result: 'rejected' });
-      metrics.inc('raven_admission_rejections_total', { code: asApiError(error).code });
+      // A client that hung up mid-body was not refused: it is counted apart, never as an error code.
+      if (error instanceof ClientAbortedError) {
+        metrics.inc('raven_admissions_total', { result: 'aborted' });
+      } else {
+        metrics.inc('raven_admissions_total', { result: 'rejected' });
+        metrics.inc('raven_admission_rejections_total', { code: asApiError(error).code });
+      }
       throw error;
     }
   };

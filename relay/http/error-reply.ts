@@ -5,11 +5,12 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError } from '../errors.js';
 import { isStorageFault } from '../storage/db.js';
-import type { Reply } from './context.js';
+import { ClientAbortedError, type Reply } from './context.js';
 
 /** The ApiError an error is answered as. */
 export function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof ClientAbortedError) return new ApiError('invalid_request', error.message);
   // Busy, full or failing storage (from the writer or a read) is temporary: 503, never 500.
   if (isStorageFault(error)) return new ApiError('service_unavailable', 'Storage is temporarily unavailable; retry after 1 second.', { retryAfter: 1 });
   return new ApiError('internal_error', 'An internal error occurred.');
@@ -39,6 +40,22 @@ export function refuseUpgrade(socket: Duplex, requestId: string, error: unknown)
     ...reply.headers,
   };
   const head = [`HTTP/1.1 ${reply.status} ${http.STATUS_CODES[reply.status] ?? ''}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)].join('\r\n');
-  if (socket.writable) socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy());
-  else socket.destroy();
+  answerAndClose(socket, `${head}\r\n\r\n${body}`);
+}
+
+/** How long a last answer may take to leave before the socket is dropped regardless. */
+const LAST_ANSWER_MS = 5_000;
+
+/**
+ * Writes a last answer on a raw socket and then closes it for good. end() alone only half-closes:
+ * node:http keeps the socket (and its descriptor) until the client closes its side, which a
+ * client that never reads never does; so destroy once the answer is flushed, or after a while.
+ */
+export function answerAndClose(socket: Duplex, answer: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(answer, () => socket.destroy());
+  setTimeout(() => socket.destroy(), LAST_ANSWER_MS).unref();
 }

@@ -1,14 +1,14 @@
 // node:http in front of the route table: request ids, matching, and handing each request or
 // WebSocket upgrade to its entry; errors are answered through error-reply.ts.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
 import type { RelayServices } from '../services.js';
-import { createContext, type Reply } from './context.js';
-import { errorReply, refuseUpgrade } from './error-reply.js';
+import { ClientAbortedError, createContext, type Reply } from './context.js';
+import { answerAndClose, errorReply, refuseUpgrade } from './error-reply.js';
 import { Router, type Miss } from './router.js';
 import { buildRoutes, type SocketEndpoints } from './routes.js';
 
@@ -38,7 +38,9 @@ export interface HttpServer {
 /** The error a request that matched no entry is answered with. */
 function unmatched(match: Miss, method: string, pathname: string): ApiError {
   if (match.kind === 'method_not_allowed') {
-    return new ApiError('method_not_allowed', `${method} is not allowed on ${pathname}; use ${match.allowed.join(' or ')}.`, {
+    // Resend's SDK posts batches here; the specification has no batch send.
+    const why = pathname === '/v1/emails/batch' ? 'batch sends are not supported, send each email with POST /v1/emails; ' : '';
+    return new ApiError('method_not_allowed', `${method} is not allowed on ${pathname}; ${why}use ${match.allowed.join(' or ')}.`, {
       headers: { Allow: match.allowed.join(', ') },
     });
   }
@@ -54,10 +56,18 @@ function requestUrl(req: http.IncomingMessage): URL | undefined {
   }
 }
 
+/** What node:http's own parser errors are answered: time-outs 408, oversized headers 431, else 400. */
+function clientErrorAnswer(error: NodeJS.ErrnoException): string {
+  const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  return `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`;
+}
+
 const BAD_TARGET = () => new ApiError('invalid_request', 'The request target is not a valid URL.');
 
 function logUnexpected(log: Logger, requestId: string, error: unknown): void {
   if (error instanceof ApiError) return;
+  // A client hanging up is routine on the internet, not something to wake anyone for.
+  if (error instanceof ClientAbortedError) return log.debug('http', 'request aborted by the client', { request_id: requestId });
   const cause = (error as Error)?.cause as Error | undefined;
   log.error('http', 'request failed', { request_id: requestId, error: (error as Error)?.message, cause: cause?.message });
 }
@@ -86,9 +96,11 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
 
   const server = http.createServer(
     {
-      // Slow-loris: a client gets this long to send its headers, and the whole request.
-      headersTimeout: 15_000,
+      // Slow-loris: a client gets this long to send its headers, and the whole request; node checks
+      // both every connectionsCheckingInterval, so that is a fraction of the shorter one.
+      headersTimeout: config.limits.httpHeadersTimeoutMs,
       requestTimeout: 120_000,
+      connectionsCheckingInterval: Math.round(Math.max(100, Math.min(5_000, config.limits.httpHeadersTimeoutMs / 3))),
       keepAliveTimeout: 5_000,
       maxHeaderSize: 16 * 1024,
     },
@@ -128,8 +140,9 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
     },
   );
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(router, log, req, socket, head));
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // Answer only where nothing was written yet: otherwise a response may be under way.
+    if ((socket as Socket).bytesWritten === 0) answerAndClose(socket, clientErrorAnswer(error));
     else socket.destroy();
   });
 

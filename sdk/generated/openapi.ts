@@ -840,6 +840,19 @@ export interface components {
             [key: string]: string;
         };
         /**
+         * @description Tags as Resend's SDK sends them; at most 20, each name once.
+         * @example [
+         *       {
+         *         "name": "category",
+         *         "value": "sign_in"
+         *       }
+         *     ]
+         */
+        TagList: {
+            name: string;
+            value: string;
+        }[];
+        /**
          * @description Application data kept with the email and returned by the read API: at most 50 keys, each at
          *     most 40 characters, values strings of at most 500 characters. Never put secrets here.
          * @example {
@@ -867,7 +880,12 @@ export interface components {
             html?: string;
             reply_to?: components["schemas"]["Mailbox"];
             headers?: components["schemas"]["CustomHeaders"];
-            tags?: components["schemas"]["Tags"];
+            /**
+             * @description The tags as an object, or as the list of `{"name", "value"}` objects Resend's SDK sends
+             *     (the same tags under the same rules; a name given twice is refused). Reads always answer
+             *     the object form.
+             */
+            tags?: components["schemas"]["Tags"] | components["schemas"]["TagList"];
             metadata?: components["schemas"]["Metadata"];
         };
         /** @description The message was admitted and queued for delivery. Not a delivery confirmation. */
