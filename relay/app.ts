@@ -8,6 +8,7 @@ import { createUpstreamProvider } from './delivery/upstream.js';
 import { KeyCache } from './domain/auth.js';
 import { KeyUse } from './domain/key-use.js';
 import { DashboardSessions } from './dashboard/sessions.js';
+import { AuthFailures } from './auth-failures.js';
 import { startDomainRecheck } from './domain/domain-recheck.js';
 import { RateLimiter } from './domain/rate-limits.js';
 import { bootstrapIfEmpty, type Bootstrap } from './domain/first-run.js';
@@ -105,6 +106,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       metrics: new Metrics(),
       adminToken: admin.value,
       sessions: new DashboardSessions(db, admin.value),
+      adminTokenFailures: new AuthFailures(() => clock.nowMs()),
       health: { database: true, http: false, smtp: false, worker: false },
     };
 

@@ -13,6 +13,21 @@ export const DASHBOARD_POLICY = [
   "object-src 'none'",
 ].join('; ');
 
+/**
+ * A file the dashboard downloads (an attachment, a raw message): saved under a safe name (RFC
+ * 6266: an ASCII fallback and the UTF-8 name), never sniffed or rendered as a page by the
+ * browser, never cached.
+ */
+export function downloadHeaders(filename: string): Record<string, string> {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return {
+    'Content-Disposition': `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`,
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': "default-src 'none'; sandbox",
+    'Cache-Control': 'private, no-store',
+  };
+}
+
 export function dashboardHeaders(contentSecurityPolicy = DASHBOARD_POLICY): Record<string, string> {
   return {
     'Content-Security-Policy': contentSecurityPolicy,

@@ -1,12 +1,17 @@
 // What every admin request body is checked against before an aggregate looks at it: a JSON
-// object, and the required string and choice fields with the messages the API gives for them.
+// object of strings storage can hold, and the required string and choice fields with the
+// messages the API gives for them.
 import { ApiError, validationError } from '../errors.js';
+import { unstorableFields } from './storable-text.js';
 
 export type AdminBody = Record<string, unknown>;
 
+/** A JSON object none of whose strings carries what storage cannot hold (storable-text.ts). */
 export function asBody(value: unknown): AdminBody {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new ApiError('invalid_request', 'The body must be a JSON object.');
+  const unstorable = unstorableFields(value);
+  if (unstorable.length > 0) throw validationError(unstorable);
   return value as AdminBody;
 }
 

@@ -2,11 +2,12 @@
 // what it created, email:read the whole project; anything else is "not found", never "forbidden",
 // so the existence of another key's email is not revealed.
 import { EMAIL_STATUSES } from 'raven-email-sdk';
-import { ApiError, validationError, type ErrorDetail } from '../errors.js';
+import { ApiError } from '../errors.js';
 import type { Db } from '../storage/db.js';
 import { getEmailDetail, listEmailSummaries, listVisibleRecipients, type EmailScope, type EmailSummaryRow } from '../storage/emails.js';
 import { listEmailEvents } from '../storage/events.js';
 import type { KeyPrincipal } from './auth.js';
+import { QueryParams } from './query-params.js';
 
 function summary(row: EmailSummaryRow) {
   return {
@@ -27,34 +28,25 @@ export interface ListQuery {
   recipient?: string;
   cursor?: string;
   limit: number;
+  /** A filter no stored email can match (a recipient with a NUL): the page is empty. */
+  matchesNothing: boolean;
 }
 
 export function parseListQuery(params: URLSearchParams): ListQuery {
-  const details: ErrorDetail[] = [];
-  const single = (name: string): string | undefined => {
-    const all = params.getAll(name);
-    if (all.length > 1) details.push({ field: name, message: 'must be given once' });
-    return all[0];
-  };
-  const status = single('status');
-  const recipient = single('recipient');
-  const cursor = single('cursor');
-  const limitRaw = single('limit');
-  let limit = 50;
-  if (limitRaw !== undefined) {
-    if (!/^\d{1,3}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > 100) {
-      details.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
-    } else limit = Number(limitRaw);
-  }
+  const query = new QueryParams(params);
+  const status = query.single('status');
+  const recipient = query.filter('recipient');
+  const cursor = query.single('cursor');
+  const limit = query.integer('limit', { min: 1, max: 100, fallback: 50 });
   if (status !== undefined && !(EMAIL_STATUSES as readonly string[]).includes(status)) {
-    details.push({ field: 'status', message: `must be one of ${EMAIL_STATUSES.join(', ')}` });
+    query.details.push({ field: 'status', message: `must be one of ${EMAIL_STATUSES.join(', ')}` });
   }
   if (recipient !== undefined && (recipient.length === 0 || recipient.length > 254)) {
-    details.push({ field: 'recipient', message: 'must be an email address' });
+    query.details.push({ field: 'recipient', message: 'must be an email address' });
   }
-  if (cursor !== undefined && decodeCursor(cursor) === undefined) details.push({ field: 'cursor', message: 'is not a valid cursor' });
-  if (details.length > 0) throw validationError(details);
-  return { status, recipient, cursor, limit };
+  if (cursor !== undefined && decodeCursor(cursor) === undefined) query.details.push({ field: 'cursor', message: 'is not a valid cursor' });
+  const { matchesNothing } = query.finish();
+  return { status, recipient, cursor, limit, matchesNothing };
 }
 
 function encodeCursor(seq: number): string {
@@ -71,6 +63,7 @@ function scope(key: KeyPrincipal): EmailScope {
 }
 
 export async function listEmails(db: Db, key: KeyPrincipal, query: ListQuery) {
+  if (query.matchesNothing) return { emails: [], next_cursor: null };
   const rows = await listEmailSummaries(db, scope(key), {
     status: query.status,
     recipientLc: query.recipient?.trim().toLowerCase(),

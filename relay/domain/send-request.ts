@@ -3,6 +3,7 @@
 // rules: `ravenctl send` checks with the same functions, so its messages are the relay's.
 import type { ErrorDetail } from '../errors.js';
 import { CONTROL, LINE_BREAK, parseMailbox, type Mailbox } from '../mail/mailbox.js';
+import { unstorableFields } from './storable-text.js';
 
 export interface SendRequest {
   from: Mailbox;
@@ -201,6 +202,13 @@ export function parseSendRequest(body: unknown, limits: Limits): { ok: true; val
     },
     50,
   );
+
+  // A NUL or an unpaired surrogate anywhere (text and html included: such a body is not mail), in
+  // a field no rule above has refused already.
+  const topField = (field: string) => field.split(/[.[]/)[0];
+  for (const detail of unstorableFields(body)) {
+    if (!details.some((d) => topField(d.field) === topField(detail.field))) details.push(detail);
+  }
 
   if (details.length > 0 || !from) return { ok: false, details };
   return { ok: true, value: { from, to, cc, bcc, subject: subject as string, text, html, replyTo, headers, tags, metadata } };

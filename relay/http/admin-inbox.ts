@@ -1,12 +1,13 @@
 // The dashboard's inbox on top of captured mail: search and cursor paging, read flags, deleting
 // one message, attachments, the sandboxed HTML view, and release through the upstream provider.
-import { dashboardHeaders } from '../dashboard/security-headers.js';
-import { ApiError, validationError, type ErrorDetail } from '../errors.js';
+import { dashboardHeaders, downloadHeaders } from '../dashboard/security-headers.js';
+import { ApiError, validationError } from '../errors.js';
 import { htmlViewPolicy, inlineContentIds } from '../inbox/html-view.js';
 import { parseMessage } from '../inbox/read-message.js';
 import { releaseMessage } from '../inbox/release.js';
 import { parseInboxSearch } from '../inbox/search-query.js';
 import { asBody } from '../domain/admin-body.js';
+import { QueryParams } from '../domain/query-params.js';
 import type { RelayServices } from '../services.js';
 import { getCapturedMessage } from '../storage/captured.js';
 import { countUnread, deleteCapturedMessage, getInboxEntry, searchInbox, setRead } from '../storage/inbox.js';
@@ -28,39 +29,22 @@ function decodeCursor(cursor: string): number | undefined {
 }
 
 function inboxQuery(ctx: RequestContext) {
-  const params = ctx.url.searchParams;
-  const details: ErrorDetail[] = [];
-  const single = (name: string) => {
-    const all = params.getAll(name);
-    if (all.length > 1) details.push({ field: name, message: 'must be given once' });
-    return all[0];
-  };
-  const q = single('q') ?? '';
-  const cursorRaw = single('cursor');
-  const limitRaw = single('limit');
-  if (q.length > MAX_QUERY_CHARS) details.push({ field: 'q', message: `must be at most ${MAX_QUERY_CHARS} characters` });
+  const query = new QueryParams(ctx.url.searchParams);
+  // Every term of q is compared with stored text: a NUL in any of them matches nothing.
+  const q = query.filter('q') ?? '';
+  const cursorRaw = query.single('cursor');
+  const limit = query.integer('limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT });
+  if (q.length > MAX_QUERY_CHARS) query.details.push({ field: 'q', message: `must be at most ${MAX_QUERY_CHARS} characters` });
   const before = cursorRaw === undefined ? undefined : decodeCursor(cursorRaw);
-  if (cursorRaw !== undefined && before === undefined) details.push({ field: 'cursor', message: 'is not a valid cursor' });
-  let limit = DEFAULT_LIMIT;
-  if (limitRaw !== undefined) {
-    if (!/^\d{1,3}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > MAX_LIMIT) {
-      details.push({ field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` });
-    } else limit = Number(limitRaw);
-  }
-  if (details.length > 0) throw validationError(details);
-  return { search: parseInboxSearch(q), page: before === undefined ? { limit } : { before, limit } };
+  if (cursorRaw !== undefined && before === undefined) query.details.push({ field: 'cursor', message: 'is not a valid cursor' });
+  const { matchesNothing } = query.finish();
+  return { search: parseInboxSearch(q), page: before === undefined ? { limit } : { before, limit }, matchesNothing };
 }
 
 async function loadCaptured(s: RelayServices, id: string) {
   const message = await getCapturedMessage(s.db, id);
   if (!message) throw new ApiError('not_found', `No captured message with id ${id}.`);
   return message;
-}
-
-/** RFC 6266 filename: an ASCII fallback and the UTF-8 name. */
-function attachmentDisposition(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
 async function readBody(ctx: RequestContext): Promise<Record<string, unknown>> {
@@ -71,8 +55,9 @@ export function adminInboxHandlers(s: RelayServices) {
   const id = (ctx: RequestContext) => ctx.params.message_id!;
   return {
     search: async (ctx) => {
-      const { search, page } = inboxQuery(ctx);
-      const [result, unread] = await Promise.all([searchInbox(s.db, search, page), countUnread(s.db)]);
+      const { search, page, matchesNothing } = inboxQuery(ctx);
+      const nothing = { entries: [], nextBefore: null };
+      const [result, unread] = await Promise.all([matchesNothing ? nothing : searchInbox(s.db, search, page), countUnread(s.db)]);
       return {
         status: 200,
         body: { messages: result.entries, next_cursor: result.nextBefore === null ? null : encodeCursor(result.nextBefore), unread },
@@ -120,12 +105,7 @@ export function adminInboxHandlers(s: RelayServices) {
       return {
         status: 200,
         raw: { contentType: 'application/octet-stream', data: attachment.content },
-        headers: {
-          'Content-Disposition': attachmentDisposition(attachment.filename ?? `attachment-${index}`),
-          'X-Content-Type-Options': 'nosniff',
-          'Content-Security-Policy': "default-src 'none'; sandbox",
-          'Cache-Control': 'private, no-store',
-        },
+        headers: downloadHeaders(attachment.filename ?? `attachment-${index}`),
       };
     },
     release: async (ctx) => {

@@ -1,5 +1,6 @@
 // /admin/v1/messages: mail captured by the SMTP sink (CONTRACT section 6).
-import { ApiError, validationError } from '../errors.js';
+import { QueryParams } from '../domain/query-params.js';
+import { ApiError } from '../errors.js';
 import { simulatedOutcome } from '../mail/simulated.js';
 import type { RelayServices } from '../services.js';
 import { deleteAllCapturedMessages, getCapturedMessage, listCapturedMessages } from '../storage/captured.js';
@@ -7,6 +8,7 @@ import { parseHeaders } from '../smtp/headers.js';
 import { countRemoteReferences } from '../inbox/html-view.js';
 import { attachmentViews, parseMessage } from '../inbox/read-message.js';
 import { getInboxEntry } from '../storage/inbox.js';
+import { downloadHeaders } from '../dashboard/security-headers.js';
 import type { RequestContext } from './context.js';
 import type { Handler } from './router.js';
 
@@ -14,27 +16,17 @@ import type { Handler } from './router.js';
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 
-function listQuery(ctx: RequestContext): { to?: string; limit: number } {
-  const params = ctx.url.searchParams;
-  const details = [];
-  const limitValues = params.getAll('limit');
-  let limit = DEFAULT_LIMIT;
-  if (limitValues.length > 1) details.push({ field: 'limit', message: 'must be given at most once' });
-  else if (limitValues.length === 1) {
-    const raw = limitValues[0]!;
-    if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIMIT) {
-      details.push({ field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` });
-    } else limit = Number(raw);
-  }
-  const toValues = params.getAll('to');
+function listQuery(ctx: RequestContext): { to?: string; limit: number; matchesNothing: boolean } {
+  const query = new QueryParams(ctx.url.searchParams);
+  const limit = query.integer('limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT });
+  const toValue = query.filter('to');
   let to: string | undefined;
-  if (toValues.length > 1) details.push({ field: 'to', message: 'must be given at most once' });
-  else if (toValues.length === 1) {
-    if (toValues[0]!.trim() === '') details.push({ field: 'to', message: 'must not be empty' });
-    else to = toValues[0]!.trim();
+  if (toValue !== undefined) {
+    if (toValue.trim() === '') query.details.push({ field: 'to', message: 'must not be empty' });
+    else to = toValue.trim();
   }
-  if (details.length > 0) throw validationError(details);
-  return to === undefined ? { limit } : { to, limit };
+  const { matchesNothing } = query.finish();
+  return to === undefined ? { limit, matchesNothing } : { to, limit, matchesNothing };
 }
 
 async function loadMessage(services: RelayServices, id: string) {
@@ -45,10 +37,10 @@ async function loadMessage(services: RelayServices, id: string) {
 
 export function adminMessageHandlers(services: RelayServices) {
   return {
-    list: async (ctx) => ({
-      status: 200,
-      body: { messages: await listCapturedMessages(services.db, listQuery(ctx)) },
-    }),
+    list: async (ctx) => {
+      const { matchesNothing, ...query } = listQuery(ctx);
+      return { status: 200, body: { messages: matchesNothing ? [] : await listCapturedMessages(services.db, query) } };
+    },
     deleteAll: async () => {
       await services.db.write((tx) => deleteAllCapturedMessages(tx));
       return { status: 204 };
@@ -76,7 +68,9 @@ export function adminMessageHandlers(services: RelayServices) {
     },
     raw: async (ctx) => {
       const message = await loadMessage(services, ctx.params.message_id!);
-      return { status: 200, raw: { contentType: 'message/rfc822', data: message.raw } };
+      // A download (the dashboard saves it as <id>.eml and shows it as text): mail is hostile
+      // content, never to be sniffed into HTML or rendered on the relay's origin.
+      return { status: 200, raw: { contentType: 'message/rfc822', data: message.raw }, headers: downloadHeaders(`${message.id}.eml`) };
     },
   } satisfies Record<string, Handler>;
 }

@@ -5,7 +5,7 @@ import { clearedSessionCookie, SESSION_TTL_MS, sessionCookie, type DashboardSess
 import { ApiError, validationError } from '../errors.js';
 import { constantTimeEqual } from '../secrets.js';
 import type { RelayServices } from '../services.js';
-import { currentSession, requireSameOrigin } from './admin-auth.js';
+import { currentSession, requireSameOrigin, withTokenBudget } from './admin-auth.js';
 import type { Handler } from './router.js';
 
 const SESSION_BODY_LIMIT = 4 * 1024;
@@ -26,10 +26,12 @@ export function adminSessionHandlers(s: RelayServices) {
       }
       if (token !== undefined && typeof token !== 'string') throw validationError([{ field: 'token', message: 'must be a string' }]);
       if (link !== undefined && typeof link !== 'string') throw validationError([{ field: 'signin_link', message: 'must be a string' }]);
-      const accepted = typeof token === 'string' ? constantTimeEqual(token, s.adminToken) : await s.sessions.redeemSigninLink(link as string);
-      if (!accepted) {
-        throw new ApiError('unauthorized', typeof token === 'string' ? 'That is not the admin token.' : 'The sign-in link has expired or was already used.');
-      }
+      await withTokenBudget(s, ctx, async () => {
+        const accepted = typeof token === 'string' ? constantTimeEqual(token, s.adminToken) : await s.sessions.redeemSigninLink(link as string);
+        if (!accepted) {
+          throw new ApiError('unauthorized', typeof token === 'string' ? 'That is not the admin token.' : 'The sign-in link has expired or was already used.');
+        }
+      });
       const { id, session } = await s.sessions.create();
       s.log.info('http', 'dashboard sign-in', { request_id: ctx.requestId, by: typeof token === 'string' ? 'token' : 'link' });
       return {

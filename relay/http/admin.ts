@@ -57,6 +57,10 @@ export function adminHandlers(s: RelayServices) {
       if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0) {
         throw validationError([{ field: 'seconds', message: 'must be a non-negative integer' }]);
       }
+      // Every timestamp is ISO 8601 with a four-digit year: the clock may not pass the last one.
+      if (s.clock.nowMs() + seconds * 1000 > LAST_TIMESTAMP_MS) {
+        throw validationError([{ field: 'seconds', message: `must keep the clock before the year 10000 (at most ${Math.floor((LAST_TIMESTAMP_MS - s.clock.nowMs()) / 1000)} now)` }]);
+      }
       // Added in the database, not to this relay's offset: relays sharing it advance one clock.
       const offsetMs = await s.db.write((tx) => addToSetting(tx, CLOCK_OFFSET_SETTING, seconds * 1000));
       s.clock.setOffset(offsetMs);
@@ -64,6 +68,8 @@ export function adminHandlers(s: RelayServices) {
     },
   } satisfies Record<string, Handler>;
 }
+
+const LAST_TIMESTAMP_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 function requireTestClock(s: RelayServices): void {
   if (!s.clock.adjustable) throw new ApiError('not_found', 'The test clock is only available when the relay runs with --test-clock.');

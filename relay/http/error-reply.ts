@@ -36,6 +36,7 @@ export function refuseUpgrade(socket: Duplex, requestId: string, error: unknown)
     'Request-Id': requestId,
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(body),
+    'X-Content-Type-Options': 'nosniff',
     Connection: 'close',
     ...reply.headers,
   };

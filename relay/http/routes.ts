@@ -14,7 +14,7 @@ import { adminWebhookHandlers } from './admin-webhooks.js';
 import { dashboardHandlers } from './dashboard.js';
 import { countAdmissions, emailHandlers } from './emails.js';
 import { opsHandlers } from './ops.js';
-import { withAdmin, withApiKey, type KeyHandler } from './route-helpers.js';
+import { withAdmin, withApiKey, withoutAuth, type KeyHandler } from './route-helpers.js';
 import type { Handler, Method, Route, UpgradeHandler } from './router.js';
 
 /** The endpoints that take a connection over as a WebSocket. */
@@ -26,7 +26,7 @@ export interface SocketEndpoints {
 export function buildRoutes(s: RelayServices, sockets: SocketEndpoints): Route[] {
   const key = (handler: KeyHandler) => withApiKey(s, handler);
   const admin = (handler: Handler) => withAdmin(s, handler);
-  const open = (handler: Handler) => handler;
+  const open = (handler: Handler) => withoutAuth(handler);
   const route = (method: Method, path: string, handler: Handler): Route => ({ method, path, handler });
   const upgrade = (path: string, handler: UpgradeHandler): Route => ({ method: 'GET', path, upgrade: handler });
 

@@ -14,7 +14,8 @@ import { buildRoutes, type SocketEndpoints } from './routes.js';
 
 function send(res: http.ServerResponse, requestId: string, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
-  const headers: Record<string, string | number> = { 'Request-Id': requestId, ...reply.headers };
+  // nosniff on every answer: a JSON body carrying mail text must never be sniffed into HTML.
+  const headers: Record<string, string | number> = { 'Request-Id': requestId, 'X-Content-Type-Options': 'nosniff', ...reply.headers };
   let data: string | Buffer = '';
   if (reply.raw) {
     headers['Content-Type'] = reply.raw.contentType;

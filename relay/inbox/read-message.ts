@@ -1,6 +1,7 @@
 // One parse of a captured message (mailparser), and what the inbox and the message view take from it.
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import type { CapturedMessage } from 'raven-email-sdk';
+import { storableText } from '../domain/storable-text.js';
 import type { InboxEntry } from '../storage/inbox.js';
 
 const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true } as const;
@@ -17,17 +18,20 @@ function addressList(value: AddressObject | AddressObject[] | undefined): Array<
 
 export type MessageSummary = Pick<InboxEntry, 'from_name' | 'from_address' | 'to' | 'subject' | 'snippet' | 'attachments'>;
 
-/** The inbox row of a message: header From and To (falling back to the envelope), subject, snippet. */
+/**
+ * The inbox row of a message: header From and To (falling back to the envelope), subject, snippet;
+ * as storable text (a NUL in a header, or a snippet cut inside a surrogate pair, is U+FFFD).
+ */
 export function summarize(parsed: ParsedMail, envelope: { from: string; to: string[] }): MessageSummary {
   const from = addressList(parsed.from)[0];
   const to = addressList(parsed.to);
   const text = parsed.text ?? (typeof parsed.html === 'string' ? htmlToPlain(parsed.html) : '');
   return {
-    from_name: from?.name ?? '',
-    from_address: from?.address || envelope.from,
-    to: to.length > 0 ? to.map((a) => (a.name ? `${a.name} <${a.address}>` : a.address)).join(', ') : envelope.to.join(', '),
-    subject: parsed.subject ?? '',
-    snippet: text.replace(/\s+/g, ' ').trim().slice(0, SNIPPET_CHARS),
+    from_name: storableText(from?.name ?? ''),
+    from_address: storableText(from?.address || envelope.from),
+    to: storableText(to.length > 0 ? to.map((a) => (a.name ? `${a.name} <${a.address}>` : a.address)).join(', ') : envelope.to.join(', ')),
+    subject: storableText(parsed.subject ?? ''),
+    snippet: storableText(text.replace(/\s+/g, ' ').trim().slice(0, SNIPPET_CHARS)),
     attachments: parsed.attachments.length,
   };
 }

@@ -16,6 +16,7 @@ import type { CapturedMessage } from 'raven-email-sdk';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { recordComplaint } from '../domain/outcomes.js';
 import { announceEvents } from '../bus.js';
+import { storableText } from '../domain/storable-text.js';
 import { newId } from '../ids.js';
 import { simulatedOutcome } from '../mail/simulated.js';
 import { emailIdFromEnvelopeSender } from '../mail/verp.js';
@@ -155,9 +156,12 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     const to = session.envelope.rcptTo.map((r) => r.address);
     const emailId = emailIdFromEnvelopeSender(from);
     const id = newId('msg', clock.nowMs());
+    // Captured as sent (the raw bytes are kept whole); the decoded headers beside them hold what
+    // both backends can store: a NUL in the Subject is U+FFFD there, never a 451 the sender retries
+    // for days. (smtp-server refuses a NUL in the envelope with 501.)
     const headers = parseHeaders(raw);
-    const subject = headerValue(headers, 'subject');
-    const headerFrom = headerValue(headers, 'from');
+    const subject = storableText(headerValue(headers, 'subject'));
+    const headerFrom = storableText(headerValue(headers, 'from'));
     await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
     // The inbox indexer parses it for the dashboard, off this path.

@@ -487,7 +487,10 @@ export interface paths {
         };
         /**
          * Get one captured message, raw
-         * @description The message exactly as received over SMTP (RFC 5322 bytes).
+         * @description The message exactly as received over SMTP (RFC 5322 bytes), as a download:
+         *     `Content-Disposition: attachment; filename="<id>.eml"`, `X-Content-Type-Options: nosniff`,
+         *     `Content-Security-Policy: default-src 'none'; sandbox` and `Cache-Control: private,
+         *     no-store`, so a browser never renders captured mail on the relay's origin.
          */
         get: operations["adminGetCapturedMessageRaw"];
         put?: never;
@@ -1553,6 +1556,7 @@ export interface components {
         };
         /** @description How far to move the test clock. */
         AdvanceClockRequest: {
+            /** @description Whole seconds; the clock may not pass 9999-12-31T23:59:59.999Z (422). */
             seconds: number;
         };
         /** @description The relay's clock (real time plus the test offset). */
@@ -1597,6 +1601,33 @@ export interface components {
                  *       "error": {
                  *         "code": "invalid_api_key",
                  *         "message": "The API key is invalid or revoked."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description `rate_limit_exceeded`: more than 10 wrong admin tokens (Bearer header or dashboard sign-in,
+         *     a wrong sign-in link too) from this client address within a minute, the failure budget of
+         *     CONTRACT section 9's SMTP AUTH. Each wrong token is answered a little later than the last
+         *     (up to a second); the eleventh is answered 429, and so is every request with a token or a
+         *     sign-in from that address, even the right one, until `Retry-After` seconds have passed.
+         *     A request without a token (or with a session cookie) spends nothing.
+         */
+        AdminTokenFailures: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "rate_limit_exceeded",
+                 *         "message": "Too many wrong admin tokens from this address; retry after 42 seconds.",
+                 *         "retry_after": 42
                  *       }
                  *     }
                  */
@@ -2123,6 +2154,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2154,6 +2186,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2186,6 +2219,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2217,6 +2251,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2255,6 +2290,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2286,6 +2322,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2324,6 +2361,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2362,6 +2400,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2393,6 +2432,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2431,6 +2471,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2461,6 +2502,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2492,6 +2534,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2530,6 +2573,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2562,6 +2606,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2593,6 +2638,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2631,6 +2677,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2661,6 +2708,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2692,6 +2740,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2723,6 +2772,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2753,6 +2803,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2776,6 +2827,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2807,6 +2859,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2837,6 +2890,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2868,6 +2922,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2921,6 +2976,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2971,6 +3027,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3009,6 +3066,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3043,6 +3101,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3076,6 +3135,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3114,6 +3174,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3147,6 +3208,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3174,6 +3236,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3201,6 +3264,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3231,6 +3295,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3256,6 +3321,7 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3288,6 +3354,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1,13 +1,17 @@
-// Hostile HTTP input: each case gets the contract's error and the relay keeps serving.
-import { after, before, test } from 'node:test';
+// Hostile HTTP input: each case gets the contract's error and the relay keeps serving, the same
+// answer on SQLite and PostgreSQL (npm test runs this file on both).
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
+import { buildRoutes } from '../../relay/http/routes.js';
+import type { Route } from '../../relay/http/router.js';
+import { spec } from '../helpers/contract.js';
+import { call, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 let t: TestRelay;
 before(async () => {
-  t = await startTestRelay();
+  t = await startTestRelay({ flags: { testClock: true, allowLocalWebhooks: true } });
 });
 after(async () => {
   await t.stop();
@@ -57,6 +61,223 @@ test('numbers beyond 2^53 where strings belong are validation errors', async () 
   const res = await raw(`{"from":"a@${t.domain}","to":"b@${t.domain}","subject":12345678901234567890123,"text":"t"}`);
   assert.equal(res.status, 422);
   assert.equal(res.body.error.details[0].field, 'subject');
+});
+
+// ---- Input neither backend can store (issue 20): a NUL, an unpaired surrogate, a value past a
+// column's length. PostgreSQL refused such statements (500) where SQLite stored them; the domain now
+// decides first, the same on both: a body field is 422 naming it, an id 404, a filter an empty page.
+
+describe('input neither backend can store', () => {
+  const NUL = 'ab%00cd';
+  /** An existing id for each path parameter of the route table, so only the one under test is bad. */
+  const ids: Record<string, string> = {};
+  let routes: Route[];
+
+  before(async () => {
+    const socket = { upgrade: async () => {} };
+    routes = buildRoutes(t.relay.services, { listenHub: socket, inboxLive: socket });
+    const sent = await t.send({ to: `reader@${t.domain}`, subject: 'ids for the sweep' });
+    assert.equal(sent.status, 202, sent.text);
+    const email = await t.waitForFinal(sent.body.id);
+    const captured = await t.admin('GET', `/admin/v1/messages?to=${encodeURIComponent(`reader@${t.domain}`)}`);
+    assert.equal(captured.body.messages.length, 1, captured.text);
+    const webhook = await t.admin('POST', `/admin/v1/projects/${t.projectId}/webhooks`, { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    assert.equal(webhook.status, 201, webhook.text);
+    const suppressed = await t.admin('POST', `/admin/v1/workspaces/${t.workspaceId}/suppressions`, { email: `gone@${t.domain}` });
+    assert.equal(suppressed.status, 201, suppressed.text);
+    const bootstrap = t.relay.bootstrap!;
+    Object.assign(ids, {
+      email_id: sent.body.id,
+      workspace_id: t.workspaceId,
+      project_id: t.projectId,
+      domain_id: bootstrap.domainId,
+      key_id: bootstrap.keyId,
+      webhook_id: webhook.body.id,
+      event_id: email.events[0].id,
+      email: `gone@${t.domain}`,
+      message_id: captured.body.messages[0].id,
+      index: '0',
+      file: 'index.js',
+    });
+  });
+
+  /** The path with `name` set to `value` and every other parameter to an id that exists. */
+  function pathWith(route: Route, name: string, value: string): string {
+    return route.path.replace(/:([a-z_]+)/g, (_, n: string) => {
+      if (n === name) return value;
+      assert.ok(ids[n], `add an existing id for :${n} (${route.method} ${route.path}) to the sweep`);
+      return encodeURIComponent(ids[n]!);
+    });
+  }
+
+  /** Every (route, path parameter) pair of the relay's own route table. */
+  function pathParameters(): Array<{ route: Route; name: string }> {
+    return routes.filter((r) => r.handler).flatMap((route) => [...route.path.matchAll(/:([a-z_]+)/g)].map((m) => ({ route, name: m[1]! })));
+  }
+
+  const as = (path: string) => (path.startsWith('/v1/') ? t.apiKey : t.adminToken);
+
+  async function expectNotFound(route: Route, path: string) {
+    const res = await call(t.url, route.method, path, { token: as(path) });
+    assert.equal(res.status, 404, `${route.method} ${path}: ${res.text}`);
+    assert.equal(res.body.error.code, 'not_found', `${route.method} ${path}`);
+  }
+
+  test('regression: a NUL in any id of any path is the ordinary 404 (every route of the table, each of its ids)', async () => {
+    const cases = pathParameters();
+    assert.ok(cases.length >= 29, `the route table has ${cases.length} path parameters`);
+    for (const { route, name } of cases) await expectNotFound(route, pathWith(route, name, NUL));
+  });
+
+  test('an unpaired surrogate (percent-encoded) or 5,000 characters in any id of any path is answered as an unknown id is', async () => {
+    const answer = async (route: Route, path: string) => {
+      const res = await call(t.url, route.method, path, { token: as(path) });
+      return `${res.status} ${res.status >= 400 ? res.body.error.code : ''}`;
+    };
+    for (const { route, name } of pathParameters()) {
+      const unknown = await answer(route, pathWith(route, name, 'no_such_id'));
+      assert.match(unknown, /^4\d\d /, `${route.method} ${route.path} with an unknown :${name}`);
+      for (const value of ['%ED%A0%80', 'x'.repeat(5000)]) {
+        assert.equal(await answer(route, pathWith(route, name, value)), unknown, `${route.method} ${route.path} with :${name}=${value.slice(0, 20)}`);
+      }
+    }
+  });
+
+  test('without credentials a NUL id is still 401 first, as any unknown id is', async () => {
+    const res = await call(t.url, 'GET', `/v1/emails/${NUL}`);
+    assert.equal(res.status, 401, res.text);
+    const admin = await call(t.url, 'DELETE', `/admin/v1/keys/${NUL}`);
+    assert.equal(admin.status, 401, admin.text);
+  });
+
+  test('a NUL in a header (Idempotency-Key, Authorization, a cookie) is refused by the HTTP parser: 400, nothing reaches storage', async () => {
+    for (const header of ['Idempotency-Key: a\0b', `Authorization: Bearer ${t.apiKey}\0`, 'Cookie: raven_session=a\0b']) {
+      const reply = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(new URL(t.directUrl).port), '127.0.0.1');
+        let text = '';
+        socket.setEncoding('latin1').on('data', (d) => (text += d));
+        socket.on('error', reject).on('close', () => resolve(text));
+        socket.end(`GET /v1/emails HTTP/1.1\r\nHost: x\r\n${header}\r\nConnection: close\r\n\r\n`);
+      });
+      assert.match(reply, /^HTTP\/1\.1 400 /, `${JSON.stringify(header)}: ${reply.slice(0, 80)}`);
+    }
+  });
+
+  /** Every query parameter openapi.yaml declares, with its operation. */
+  function queryParameters(): Array<{ method: string; path: string; name: string }> {
+    const out: Array<{ method: string; path: string; name: string }> = [];
+    for (const [path, item] of Object.entries<any>(spec.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        if (typeof op !== 'object' || op === null || !Array.isArray(op.parameters ?? item.parameters)) continue;
+        for (const p of [...(item.parameters ?? []), ...(op.parameters ?? [])]) {
+          const param = p.$ref ? p.$ref.split('/').reduce((n: any, k: string) => (k === '#' ? spec : n[k]), spec) : p;
+          if (param.in === 'query') out.push({ method: method.toUpperCase(), path, name: param.name });
+        }
+      }
+    }
+    return out;
+  }
+
+  test('regression: a NUL in any query value is 200 or a 422 naming it, never a 500 (every query parameter of openapi.yaml)', async () => {
+    const cases = queryParameters();
+    assert.ok(cases.length >= 12, `openapi.yaml declares ${cases.length} query parameters`);
+    for (const { method, path, name } of cases) {
+      for (const value of [NUL, '%00', '%ED%A0%80', 'x'.repeat(5000)]) {
+        const target = `${path.replace(/\{([a-z_]+)\}/g, (_, n: string) => encodeURIComponent(ids[n]!))}?${name}=${value}`;
+        const res = await call(t.url, method, target, { token: as(target) });
+        assert.ok(res.status === 200 || res.status === 422, `${method} ${target.slice(0, 200)}: ${res.status} ${res.text.slice(0, 300)}`);
+        if (res.status === 422) assert.ok(res.body.error.details.some((d: any) => d.field === name), `${method} ${path}?${name}: ${res.text}`);
+      }
+    }
+  });
+
+  test('regression: a filter that cannot match (a NUL) is an empty page: recipient, to, and every kind of inbox term', async () => {
+    const pages: Array<[string, string, string]> = [
+      ['key', `/v1/emails?recipient=${NUL}`, 'emails'],
+      ['key', `/v1/emails?recipient=%00`, 'emails'],
+      ['admin', `/admin/v1/projects/${t.projectId}/emails?recipient=${NUL}`, 'emails'],
+      ['admin', `/admin/v1/messages?to=${NUL}`, 'messages'],
+      ['admin', `/admin/v1/inbox?q=from:%00`, 'messages'],
+      ['admin', `/admin/v1/inbox?q=to:${NUL}`, 'messages'],
+      ['admin', `/admin/v1/inbox?q=subject:%22a%00b%22`, 'messages'],
+      ['admin', `/admin/v1/inbox?q=is:%00`, 'messages'],
+      ['admin', `/admin/v1/inbox?q=${NUL}`, 'messages'],
+      ['admin', `/admin/v1/inbox?q=%00`, 'messages'],
+    ];
+    for (const [who, path, list] of pages) {
+      const res = who === 'key' ? await t.api('GET', path) : await t.admin('GET', path);
+      assert.equal(res.status, 200, `${path}: ${res.text}`);
+      assert.deepEqual(res.body[list], [], path);
+    }
+  });
+
+  test('regression: the inbox search quotes a term whatever it holds (ab%00cd was "unterminated string" on SQLite)', async () => {
+    // Terms of three characters or more go to SQLite's FTS5 index as phrases.
+    for (const q of ['ab%00cd', '%22%22%22', 'a%22b%22c', '*abc', 'abc*', 'NEAR(abc)', 'abc:def', '^abc', '(abc', 'a%01b%7Fc', '%F0%9F%98%80%F0%9F%98%80']) {
+      const res = await t.admin('GET', `/admin/v1/inbox?q=${q}`);
+      assert.equal(res.status, 200, `q=${q}: ${res.text}`);
+    }
+    const found = await t.admin('GET', `/admin/v1/inbox?q=${encodeURIComponent('ids for the')}`);
+    assert.equal(found.body.messages.length, 1, 'an ordinary search still finds');
+  });
+
+  /** Every property of the JSON request body of every operation, with the operation. */
+  function bodyProperties(): Array<{ method: string; path: string; name: string }> {
+    const out: Array<{ method: string; path: string; name: string }> = [];
+    const deref = (node: any): any => (node?.$ref ? deref(node.$ref.split('/').slice(1).reduce((n: any, k: string) => n[k], spec)) : node);
+    for (const [path, item] of Object.entries<any>(spec.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const schema = deref(deref(op?.requestBody)?.content?.['application/json']?.schema);
+        for (const name of Object.keys(schema?.properties ?? {})) out.push({ method: method.toUpperCase(), path, name });
+      }
+    }
+    return out;
+  }
+
+  test('regression: a NUL in any field of any request body is a 422 naming it (every body property of openapi.yaml)', async () => {
+    const cases = bodyProperties();
+    assert.ok(cases.length >= 20, `openapi.yaml declares ${cases.length} body properties`);
+    for (const { method, path, name } of cases) {
+      const target = path.replace(/\{([a-z_]+)\}/g, (_, n: string) => encodeURIComponent(ids[n]!));
+      const res = await call(t.url, method, target, { token: as(target), body: { [name]: 'ab\u0000cd' } });
+      assert.equal(res.status, 422, `${method} ${target} {${name}}: ${res.text}`);
+      assert.equal(res.body.error.code, 'validation_error');
+      assert.ok(res.body.error.details.some((d: any) => d.field === name), `${method} ${path} {${name}}: ${res.text}`);
+    }
+  });
+
+  test('regression: a NUL in the name of a workspace, a project or a key is a 422 naming it; too long too', async () => {
+    for (const name of ['ab\u0000cd', 'n'.repeat(201)]) {
+      const bodies: Array<[string, Record<string, unknown>]> = [
+        ['/admin/v1/workspaces', { name }],
+        [`/admin/v1/workspaces/${t.workspaceId}/projects`, { name, environment: 'development' }],
+        [`/admin/v1/projects/${t.projectId}/keys`, { name, permission: 'email:send' }],
+      ];
+      for (const [path, body] of bodies) {
+        const res = await t.admin('POST', path, body);
+        assert.equal(res.status, 422, `${path}: ${res.text}`);
+        assert.deepEqual(res.body.error.details.map((d: any) => d.field), ['name'], path);
+      }
+    }
+  });
+
+  test('a test clock advanced past what a timestamp can hold is a 422, never a 500', async () => {
+    for (const seconds of [1e300, Number.MAX_SAFE_INTEGER, 400_000_000_000]) {
+      const res = await t.admin('POST', '/admin/v1/clock/advance', { seconds });
+      assert.equal(res.status, 422, `${seconds}: ${res.text}`);
+      assert.equal(res.body.error.details[0].field, 'seconds');
+    }
+    const clock = await t.admin('GET', '/admin/v1/clock');
+    assert.equal(clock.status, 200, clock.text);
+  });
+
+  test('after all of it the relay still serves and lists only what it accepted', async () => {
+    const ok = await t.send({ subject: 'after the sweep' });
+    assert.equal(ok.status, 202, ok.text);
+    const list = await t.api('GET', '/v1/emails?limit=100');
+    assert.equal(list.status, 200, list.text);
+    assert.ok(list.body.emails.every((e: any) => !e.subject.includes('\u0000')));
+  });
 });
 
 test('a slow client that never finishes its headers does not stop the relay serving', async () => {

@@ -79,6 +79,44 @@ describe('line breaks and controls are refused wherever they would reach a heade
   });
 });
 
+describe('what neither backend can store, in any field an email is made of (issue 20)', () => {
+  const fields = (s: string): Array<[Record<string, unknown>, string]> => [
+    [{ text: `body${s}` }, 'text'],
+    [{ text: undefined, html: `<p>${s}</p>` }, 'html'],
+    [{ subject: `Hi${s}` }, 'subject'],
+    [{ to: [rcpt('a'), `b${s}@${t.domain}`] }, 'to[1]'],
+    [{ bcc: `Name${s} <${rcpt('b')}>` }, 'bcc'],
+    [{ headers: { 'X-Order': `4${s}2` } }, 'headers.X-Order'],
+    [{ tags: { plan: `pro${s}` } }, 'tags.plan'],
+    [{ tags: [{ name: 'plan', value: `p${s}` }] }, 'tags.plan'],
+    [{ metadata: { user: `u${s}` } }, 'metadata.user'],
+    [{ metadata: { [`us${s}er`]: 'u' } }, `metadata.us${s}er`],
+  ];
+
+  test('regression: a NUL in the text, html, subject, an address, a header, a tag or metadata is a 422 naming the field (PostgreSQL answered 500)', async () => {
+    for (const [given, field] of fields('\u0000')) expectFieldError(await t.send(given), field);
+    // Nothing was stored: the same Idempotency-Key with a corrected body is accepted.
+    const ok = await t.send({ text: 'body' }, { idempotencyKey: 'after-nul' });
+    assert.equal(ok.status, 202, ok.text);
+  });
+
+  test('an unpaired surrogate in any of those fields is not JSON text: 400 invalid_request', async () => {
+    for (const [given] of fields('\ud800')) {
+      const body = JSON.stringify({ from: `sender@${t.domain}`, to: rcpt('u'), subject: 's', text: 't', ...given });
+      assert.match(body, /\\ud800/, 'JSON.stringify escapes the unpaired surrogate');
+      const res = await t.api('POST', '/v1/emails', { body });
+      assert.equal(res.status, 400, `${body}: ${res.text}`);
+      assert.equal(res.body.error.code, 'invalid_request');
+    }
+  });
+
+  test('too long for its rule: a 999-character subject, a 501-character metadata value, a 41-character key', async () => {
+    expectFieldError(await t.send({ subject: 's'.repeat(999) }), 'subject');
+    expectFieldError(await t.send({ metadata: { k: 'v'.repeat(501) } }), 'metadata.k');
+    expectFieldError(await t.send({ metadata: { ['k'.repeat(41)]: 'v' } }), `metadata.${'k'.repeat(41)}`);
+  });
+});
+
 /** The raw message the sink captured for an email, after it was delivered. */
 async function deliveredRaw(fields: Record<string, unknown>): Promise<Buffer> {
   const to = (fields.to as string | undefined) ?? rcpt(`mime${Math.random().toString(36).slice(2, 10)}`);

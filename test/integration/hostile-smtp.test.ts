@@ -376,3 +376,91 @@ describe('the sink with a short socket time-out', () => {
     await assertStillServing(t);
   });
 });
+
+describe('text neither backend can store, in captured mail (issue 20)', () => {
+  let t: TestRelay;
+  before(async () => {
+    t = await startTestRelay();
+  });
+  after(() => t.stop());
+
+  /** Waits until the inbox indexer has an entry for the message (it indexes off the sink's path). */
+  async function inboxEntry(id: string): Promise<any> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const res = await t.admin('GET', '/admin/v1/inbox?limit=200');
+      assert.equal(res.status, 200, res.text);
+      const entry = res.body.messages.find((m: any) => m.id === id);
+      if (entry) return entry;
+      assert.ok(Date.now() < deadline, `message ${id} never reached the inbox`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async function capture(to: string, message: Buffer | string): Promise<any> {
+    const c = await open(t);
+    await envelope(c, [to]);
+    const reply = await data(c, message);
+    assert.ok(queuedId(reply), `captured, not refused: ${reply}`);
+    const [listed] = await captured(t, to);
+    assert.ok(listed, 'listed under its recipient');
+    assert.deepEqual(await rawOf(t, listed.id), Buffer.isBuffer(message) ? message : Buffer.from(message, 'latin1'), 'the raw bytes as sent');
+    return listed;
+  }
+
+  test('regression: a Subject carrying a NUL byte is captured (it was 451 4.3.0 on PostgreSQL), as U+FFFD', async () => {
+    const to = address('nul-subject');
+    const listed = await capture(to, Buffer.from('From: "Ann\0Lee" <ann@elsewhere.test>\r\nSubject: pay\0day\r\n\r\nbody\r\n'));
+    assert.equal(listed.subject, 'pay\uFFFDday');
+    assert.equal(listed.header_from, '"Ann\uFFFDLee" <ann@elsewhere.test>');
+    const entry = await inboxEntry(listed.id);
+    assert.equal(entry.subject, 'pay\uFFFDday');
+    const detail = await t.admin('GET', `/admin/v1/messages/${listed.id}`);
+    assert.equal(detail.status, 200, detail.text);
+  });
+
+  test('regression: a NUL decoded from an encoded word (Subject, From name) is captured and indexed', async () => {
+    const to = address('nul-encoded');
+    const nul = Buffer.from('a\0b').toString('base64');
+    const listed = await capture(to, `From: =?utf-8?B?${nul}?= <ann@elsewhere.test>\r\nSubject: =?utf-8?B?${nul}?= =?utf-8?Q?c=00d?=\r\n\r\nbody\r\n`);
+    assert.equal(listed.subject, 'a\uFFFDbc\uFFFDd');
+    const entry = await inboxEntry(listed.id);
+    assert.equal(entry.from_name, 'a\uFFFDb');
+  });
+
+  test('regression: a NUL in the body and a snippet cut inside a surrogate pair reach the inbox (the indexer failed on PostgreSQL)', async () => {
+    const to = address('nul-body');
+    // The snippet is the first 160 UTF-16 units: the emoji straddles the cut.
+    const head = 'a NUL \0 then ';
+    const text = `${head}${'x'.repeat(159 - head.length)}\u{1F600} after`;
+    const listed = await capture(to, Buffer.from(`Subject: body\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${text}\r\n`, 'utf8'));
+    const entry = await inboxEntry(listed.id);
+    assert.equal(entry.snippet, `a NUL \uFFFD then ${'x'.repeat(159 - head.length)}\uFFFD`);
+    const search = await t.admin('GET', '/admin/v1/inbox?q=subject:body');
+    assert.ok(search.body.messages.some((m: any) => m.id === listed.id));
+    // The message view still shows what was sent.
+    const detail = await t.admin('GET', `/admin/v1/messages/${listed.id}`);
+    assert.equal(detail.body.text.trim(), text);
+  });
+
+  test('a NUL-bearing message in the same group commit as others fails none of them', async () => {
+    const recipients = Array.from({ length: 6 }, (_, i) => address(`group-${i}`));
+    const clients = await Promise.all(recipients.map(() => open(t)));
+    await Promise.all(clients.map((c, i) => envelope(c, [recipients[i]!])));
+    const replies = await Promise.all(clients.map((c, i) => data(c, `Subject: ${i % 2 ? 'bad\0' : 'good'} ${i}\r\n\r\nbody\r\n`)));
+    for (const reply of replies) assert.ok(queuedId(reply), reply);
+    for (const to of recipients) assert.equal((await captured(t, to)).length, 1, to);
+  });
+
+  test('envelope addresses past RFC 5321 (a long local part, a long domain) are refused 501 before anything is stored', async () => {
+    // Random letters: PostgreSQL would compress a repeated one below its index row limit.
+    const letters = (n: number) => Array.from({ length: n }, () => 'abcdefghijklmnopqrstuvwxyz'[Math.floor(Math.random() * 26)]).join('');
+    const longDomain = Array.from({ length: 50 }, () => letters(60)).join('.');
+    const c = await open(t);
+    assert.match(await c.command('EHLO client.test'), /^250[ -]/);
+    for (const long of [`${letters(3000)}@sink.test`, `a@${longDomain}.test`]) assert.match(await c.command(`MAIL FROM:<${long}>`), /^501 /);
+    assert.match(await c.command(`MAIL FROM:<${SENDER}>`), /^250 /);
+    for (const long of [`${letters(3000)}@sink.test`, `a@${longDomain}.test`]) assert.match(await c.command(`RCPT TO:<${long}>`), /^501 /);
+    await assertStillServing(t);
+  });
+});
