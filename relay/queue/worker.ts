@@ -30,7 +30,7 @@ import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
 import { loadDispatchBatch, type DispatchBatch, type DispatchEmail, type PendingRecipient } from '../storage/dispatch.js';
 import {
-  claimDueJobs as claimJobs,
+  claimJobs,
   hasDueJob,
   jobClaimsLease,
   recipientsHandedOverSince,

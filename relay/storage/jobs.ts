@@ -44,11 +44,11 @@ export async function hasDueJob(db: Pick<Db, 'get'>, now: string): Promise<boole
  * order. Where claims carry a lease (jobClaimsLease), the claim skips the jobs other relays are
  * claiming and holds until `leaseUntil` (real time) unless renewed.
  */
-export function claimDueJobs(tx: Queryable, now: string, limit: number, leaseUntil: string): Promise<ClaimedJob[]> {
-  return jobClaimsLease(tx) ? claimJobsWithLease(tx, now, limit, leaseUntil) : claimJobs(tx, now, limit);
+export function claimJobs(tx: Queryable, now: string, limit: number, leaseUntil: string): Promise<ClaimedJob[]> {
+  return jobClaimsLease(tx) ? claimJobsWithLease(tx, now, limit, leaseUntil) : claimUnleasedJobs(tx, now, limit);
 }
 
-async function claimJobs(tx: Queryable, now: string, limit: number): Promise<ClaimedJob[]> {
+async function claimUnleasedJobs(tx: Queryable, now: string, limit: number): Promise<ClaimedJob[]> {
   const claimed = await tx.all<ClaimedJob & { run_at: string }>(
     `UPDATE jobs SET state = 'running', locked_at = ?, updated_at = ?
       WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? ORDER BY run_at, id LIMIT ?)
