@@ -28,7 +28,7 @@ for (let done = 0; done < COUNT; done += BATCH) {
       const raw = Buffer.from(`From: ${from}\r\nTo: user${i % 500}@example.test\r\nSubject: ${subject}\r\nDate: Tue, 24 Nov 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${text}\r\n`);
       const id = `msg_${String(i).padStart(26, '0')}`;
       const receivedAt = new Date(Date.UTC(2026, 10, 1) + i * 1000).toISOString();
-      await insertCapturedMessages(tx, [{ id, envelopeFrom: address, headerFrom: from, envelopeTo: [`user${i % 500}@example.test`], subject, raw, emailId: null, receivedAt }]);
+      await insertCapturedMessages(tx, [{ id, envelopeFrom: address, headerFrom: from, envelopeTo: [`user${i % 500}@example.test`], subject, raw, emailId: null, projectId: null, receivedAt }]);
       const seq = (await tx.get<{ seq: number }>('SELECT seq FROM captured_messages WHERE id = ?', [id]))!.seq;
       entries.push({
         seq,
@@ -41,6 +41,7 @@ for (let done = 0; done < COUNT; done += BATCH) {
         size: raw.length,
         attachments: 0,
         email_id: null,
+        project_id: null,
         received_at: receivedAt,
       });
     }

@@ -1,5 +1,5 @@
 // Raven benchmarks: prints figures, never asserts. `npm run bench`; the knobs are BENCH_* variables
-// (BENCHMARKS.md), BENCH_ONLY=admission,e2e,sustained,sink,cli,reads,sdk,dashboard,postgres picks sections (reads1m is opt-in).
+// (BENCHMARKS.md), BENCH_ONLY=admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,postgres picks sections (reads1m is opt-in).
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,7 +29,8 @@ const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 400);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const SINK_N = Number(process.env.BENCH_SINK_N ?? 3_000);
 const CAPTURED_N = Number(process.env.BENCH_CAPTURED_N ?? 100_000);
-const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,cli,reads,sdk,dashboard,postgres').split(',').map((x) => x.trim()));
+const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,postgres').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -43,6 +44,7 @@ interface Target {
   projectId: string;
   adminToken: string;
   smtpPort: number;
+  submissionPort: number;
   bootstrap: Bootstrap;
   child: ChildProcess;
   dir: string;
@@ -251,8 +253,8 @@ async function e2eRelay(recipients: number) {
   return { ...figures, admittedMs, wallMs };
 }
 
-async function e2eCeiling(recipients: number) {
-  let received = 0;
+/** A bare smtp-server that accepts and drops every message: the ceiling of SMTP intake. */
+async function bareSmtpServer(onMessage: () => void = () => {}) {
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
@@ -260,21 +262,26 @@ async function e2eCeiling(recipients: number) {
     onData(stream, _session, cb) {
       stream.on('data', () => {});
       stream.on('end', () => {
-        received++;
+        onMessage();
         cb();
       });
     },
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.server.address() as any).port;
-  const result = await smtpLoad(port, E2E_N, recipients);
-  await new Promise<void>((r) => server.close(() => r()));
+  return { port: (server.server.address() as any).port as number, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+async function e2eCeiling(recipients: number) {
+  let received = 0;
+  const server = await bareSmtpServer(() => received++);
+  const result = await smtpLoad(server.port, E2E_N, recipients);
+  await server.close();
   return { ...result, received };
 }
 
 /** n messages sent by 20 concurrent senders through a nodemailer pool of 8 connections; msgs/s and send latency. */
-async function smtpLoad(port: number, n: number, recipients: number, connections = 8) {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, pool: true, maxConnections: connections, maxMessages: Infinity });
+async function smtpLoad(port: number, n: number, recipients: number, connections = 8, auth?: { user: string; pass: string }) {
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, pool: true, maxConnections: connections, maxMessages: Infinity, auth });
   const start = Date.now();
   let failed = 0;
   const lat = await pool(n, 20, async (i) => {
@@ -394,6 +401,47 @@ async function sinkIntake() {
   } finally {
     if (install.temporary) await rm(install.dir, { recursive: true, force: true });
   }
+}
+
+// ---------- SMTP submission ----------
+/** n one-recipient POST /v1/emails by 20 concurrent senders over keep-alive HTTP; admitted/s and latency. */
+async function httpLoad(t: Target, n: number) {
+  const start = Date.now();
+  let failed = 0;
+  const lat = await pool(n, 20, async (i) => {
+    const t0 = Date.now();
+    const res = await fetch(`${t.url}/v1/emails`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.apiKey}` },
+      body: message(t.domain, i, 1),
+    });
+    if (res.status !== 202) failed++;
+    await res.arrayBuffer();
+    return Date.now() - t0;
+  });
+  const wallMs = Date.now() - start;
+  lat.sort((a, b) => a - b);
+  return { p50: pct(lat, 50), p99: pct(lat, 99), perSec: n / (wallMs / 1000), failed };
+}
+
+async function submission() {
+  console.log(
+    `\nSMTP submission: ${SUBMISSION_N} messages x 1 recipient, 20 concurrent senders; SMTP through a nodemailer pool of 8 connections, ` +
+      `250 only after the commit (load average now ${os.loadavg().map((x) => x.toFixed(1)).join(' ')})`,
+  );
+  const t = await startTarget('relay');
+  const line = (name: string, r: { perSec: number; p50: number; p99: number; failed: number }) =>
+    console.log(`${name.padEnd(40)} ${r.perSec.toFixed(0).padStart(6)} msgs/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  failed ${r.failed}`);
+  const smtp = await smtpLoad(t.submissionPort, SUBMISSION_N, 1, 8, { user: 'raven', pass: t.apiKey });
+  line('raven submission (AUTH, admitted, 250)', smtp);
+  const http = await httpLoad(t, SUBMISSION_N);
+  line('raven POST /v1/emails (202)', http);
+  await stopTarget(t);
+  const bare = await bareSmtpServer();
+  const ceiling = await smtpLoad(bare.port, SUBMISSION_N, 1);
+  await bare.close();
+  line('nodemailer pool (8) -> bare smtp-server', ceiling);
+  console.log(`submission / bare smtp-server: ${((smtp.perSec / ceiling.perSec) * 100).toFixed(0)}%   (target >= 50%); submission / HTTP admission: ${((smtp.perSec / http.perSec) * 100).toFixed(0)}%`);
 }
 
 async function capturedMemory() {
@@ -526,6 +574,7 @@ if (SECTIONS.has('sink')) {
   await sinkIntake();
   await capturedMemory();
 }
+if (SECTIONS.has('submission')) await submission();
 
 if (SECTIONS.has('cli')) {
   console.log(`\nCLI start-up, median of ${CLI_RUNS} runs:`);

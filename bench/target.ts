@@ -192,6 +192,7 @@ async function startRelayTarget() {
     domain: bootstrap.domain,
     projectId: bootstrap.projectId,
     smtpPort: relay.smtpPort,
+    submissionPort: relay.submission.port,
     bootstrap,
     stop: () => relay.stop(),
   };
@@ -209,7 +210,16 @@ async function memory(): Promise<{ rss: number; peakRss: number }> {
   }
 }
 
-type Target = { url: string; apiKey?: string; domain?: string; projectId?: string; smtpPort?: number; bootstrap?: Bootstrap; stop(): Promise<unknown> };
+type Target = {
+  url: string;
+  apiKey?: string;
+  domain?: string;
+  projectId?: string;
+  smtpPort?: number;
+  submissionPort?: number;
+  bootstrap?: Bootstrap;
+  stop(): Promise<unknown>;
+};
 const target: Target = kind === 'node' ? await startNode() : kind === 'sqlite' ? await startSqlite() : await startRelayTarget();
 process.send!({
   url: target.url,
@@ -217,6 +227,7 @@ process.send!({
   domain: target.domain ?? 'example.test',
   projectId: target.projectId,
   smtpPort: target.smtpPort,
+  submissionPort: target.submissionPort,
   bootstrap: target.bootstrap,
   adminToken: ADMIN_TOKEN,
 });

@@ -149,7 +149,7 @@ function summarizePayload(payload: unknown): string {
   if (typeof payload !== 'object' || payload === null) return '';
   return Object.entries(payload as Record<string, unknown>)
     .filter(([, v]) => v !== null && v !== undefined && typeof v !== 'object')
-    .map(([k, v]) => `${k}=${String(v)}`)
+    .map(([k, v]) => `${k}=${typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : String(v)}`)
     .join(' ');
 }
 

@@ -68,6 +68,7 @@ export const LEAVES: Leaf[] = [
   { path: ['relay', 'webhooks', 'deliveries'], summary: 'Show the delivery attempts of an endpoint', load: () => import('./commands/relay/webhooks/deliveries.js') },
   { path: ['relay', 'usage'], summary: 'Show the monthly usage of a workspace', load: () => import('./commands/relay/usage.js') },
   { path: ['relay', 'messages', 'list'], summary: 'List captured messages', load: () => import('./commands/relay/messages/list.js') },
+  { path: ['relay', 'messages', 'wait'], summary: 'Wait for a captured message; print it, its first link or its code', load: () => import('./commands/relay/messages/wait.js') },
   { path: ['relay', 'messages', 'get'], summary: 'Show a captured message (headers, text, html)', load: () => import('./commands/relay/messages/get.js') },
   { path: ['relay', 'messages', 'raw'], summary: 'Print a captured message as raw RFC 822', load: () => import('./commands/relay/messages/raw.js') },
   { path: ['relay', 'messages', 'clear'], summary: 'Delete every captured message', load: () => import('./commands/relay/messages/clear.js') },

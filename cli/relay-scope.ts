@@ -12,10 +12,16 @@ interface Scoped {
   name: string;
 }
 
-export async function chooseWorkspace(ctx: RunContext, admin: () => Promise<AdminClient>, flag: string | undefined): Promise<string> {
+/** `named` is how the command takes an id (`--workspace`, or an argument such as `<id>`), for the usage error. */
+export async function chooseWorkspace(
+  ctx: RunContext,
+  admin: () => Promise<AdminClient>,
+  flag: string | undefined,
+  named = '--workspace',
+): Promise<string> {
   if (flag) return flag;
   const { workspaces } = await (await admin()).workspaces.list();
-  return chooseOne(ctx, workspaces, '--workspace', 'workspace', 'ravenctl relay workspaces create --name NAME');
+  return chooseOne(ctx, workspaces, named, 'workspace', 'ravenctl relay workspaces create --name NAME');
 }
 
 /** The project named by --project, else the only one (of --workspace's projects when given, else of every workspace). */

@@ -1,9 +1,9 @@
 /**
  * What the API's resources look like to a person, shared by several commands: emails (send --wait,
- * emails list/get) and domains. output.ts owns the how (JSON or human, streams, colour, tables and
+ * emails list/get), domains and captured messages (relay messages get/wait). output.ts owns the how (JSON or human, streams, colour, tables and
  * fields); this file only says which columns and fields each resource shows.
  */
-import { PENDING_RECIPIENT_STATUSES, type Domain, type EmailDetail, type EmailSummary } from 'raven-email-sdk';
+import { PENDING_RECIPIENT_STATUSES, type CapturedMessage, type Domain, type EmailDetail, type EmailSummary } from 'raven-email-sdk';
 import { renderFields, renderTable, renderTimeline, statusStyle, type Column, type Paint } from './output.js';
 
 export const EMAIL_COLUMNS: Column<EmailSummary>[] = [
@@ -69,6 +69,18 @@ export function renderEmailDetail(email: EmailDetail, paint: Paint): string {
   ].join('\n');
 }
 
+/**
+ * Why an email still waits: the reason of its latest delivery_delayed event (a fixed phrase such as
+ * `TLS: self-signed certificate`), with when it is tried next. Undefined when none says.
+ */
+export function waitingReason(email: EmailDetail): string | undefined {
+  const delayed = email.events.filter((e) => e.type === 'email.delivery_delayed').at(-1);
+  const payload = (delayed?.payload ?? {}) as { reason?: unknown; next_attempt_at?: unknown };
+  if (typeof payload.reason !== 'string') return undefined;
+  const next = typeof payload.next_attempt_at === 'string' ? `; next attempt at ${payload.next_attempt_at}` : '';
+  return `delivery_delayed: ${payload.reason}${next}`;
+}
+
 export function isTerminal(email: EmailDetail): boolean {
   if (email.status === 'suppressed') return true;
   // BCC recipients are not listed, so an aggregate still `queued` also means "not yet".
@@ -102,5 +114,35 @@ export function renderDomain(domain: Domain, paint: Paint): string {
     domain.records,
     paint,
   );
-  return `${header}\n\n${paint('bold', 'DNS records')}\n${records}`;
+  // Why each record failed, under the table: a value or a resolver error does not fit a column.
+  const problems = domain.records.filter((r) => r.problem).map((r) => `  ${r.purpose}: ${r.problem}`);
+  const why = problems.length > 0 ? `\n\n${paint('bold', 'Not verified')}\n${problems.join('\n')}` : '';
+  return `${header}\n\n${paint('bold', 'DNS records')}\n${records}${why}`;
+}
+
+/** A captured message: envelope, project, headers, links and codes, then the text and the HTML. */
+export function renderCapturedMessage(message: CapturedMessage, paint: Paint): string {
+  return [
+    renderFields(
+      [
+        ['ID', message.id],
+        ['Envelope from', message.from],
+        ['Envelope to', message.to.join(', ')],
+        ['Subject', message.subject ?? ''],
+        ['Project', message.project_id ?? '-'],
+        ['Received', message.received_at],
+        ['Size', `${message.size} bytes`],
+      ],
+      paint,
+    ),
+    '',
+    paint('bold', 'Headers'),
+    ...message.headers.map(([name, value]) => `  ${paint('dim', `${name}:`)} ${value}`),
+    ...(message.codes.length > 0 ? ['', paint('bold', 'Codes'), ...message.codes.map((code) => `  ${code}`)] : []),
+    ...(message.links.length > 0
+      ? ['', paint('bold', 'Links'), ...message.links.map((link) => `  ${link.url}${link.text && link.text !== link.url ? paint('dim', `  ${link.text}`) : ''}`)]
+      : []),
+    ...(message.text !== null ? ['', paint('bold', 'Text'), message.text] : []),
+    ...(message.html !== null ? ['', paint('bold', 'HTML'), message.html] : []),
+  ].join('\n');
 }

@@ -216,6 +216,7 @@ export function resolveConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): RelayConfig {
   let config = defaultConfig();
+  let fileSet: Record<string, unknown> = {};
 
   const file = flags.config ?? env.RAVEN_CONFIG;
   if (file) {
@@ -227,19 +228,22 @@ export function resolveConfig(
     }
     checkShape(parsed, FILE_SHAPE, '');
     config = mergeDeep(config, parsed);
+    fileSet = parsed as Record<string, unknown>;
   }
 
   // The environment, then the flags, each over what came before, in the table's order.
   const setByLayers = new Set<string>();
+  let upstreamCa: string | undefined;
   const apply = (row: Setting, value: unknown) => {
     setByLayers.add(row.key);
     if (row.key === 'upstream') {
-      // The URL says host, port, TLS mode and login; requireTLS and pool, which it cannot say, stay
-      // as the file set them (credentials in RAVEN_UPSTREAM, the rest in the file).
+      // The URL says host, port, TLS mode and login; requireTLS, pool and ca, which it cannot say,
+      // stay as the file set them (credentials in RAVEN_UPSTREAM, the rest in the file).
       const upstream = parseUpstream(value as string);
-      const { requireTLS, pool } = { ...upstream, ...config.delivery.smtp };
-      config.delivery = { ...config.delivery, provider: 'smtp', smtp: { ...upstream, requireTLS, pool } };
-    } else if (!row.input) setPath(config as unknown as Record<string, unknown>, row.key, value);
+      const { requireTLS, pool, ca } = { ...upstream, ...config.delivery.smtp };
+      config.delivery = { ...config.delivery, provider: 'smtp', smtp: { ...upstream, requireTLS, pool, ...(ca === undefined ? {} : { ca }) } };
+    } else if (row.key === 'upstreamCa') upstreamCa = value as string;
+    else if (!row.input) setPath(config as unknown as Record<string, unknown>, row.key, value);
   };
   for (const row of ROWS) {
     const raw = row.env === undefined ? undefined : env[row.env];
@@ -272,10 +276,20 @@ export function resolveConfig(
     throw new ConfigError(`publicHostname must be a host name, got "${config.publicHostname}"`);
   }
   if (config.delivery.smtp) config.delivery.smtp = { ...config.delivery.smtp, pool: poolSize(config.delivery.smtp.pool) };
+  if (upstreamCa !== undefined) {
+    if (config.delivery.provider !== 'smtp' || !config.delivery.smtp) {
+      throw new ConfigError('--upstream-ca (RAVEN_UPSTREAM_CA_FILE) needs an upstream provider (--upstream or delivery.smtp)');
+    }
+    config.delivery.smtp = { ...config.delivery.smtp, ca: upstreamCa };
+  }
   checkDatabase(config.database);
   if (!Number.isFinite(config.delivery.leaseSeconds) || config.delivery.leaseSeconds < 1) {
     throw new ConfigError('delivery.leaseSeconds must be a number of seconds, at least 1');
   }
+  // The default submission port only beside the default HTTP and SMTP ports (CONTRACT section 9).
+  const set = (key: 'port' | 'smtpPort' | 'submissionPort') => fileSet[key] !== undefined || setByLayers.has(key);
+  if (!set('submissionPort') && (set('port') || set('smtpPort'))) config.submissionPort = 0;
+  config.submissionPort = parsePort(config.submissionPort, 'submissionPort');
   checkSmtpTls(config);
   checkDns(config.dns);
   // Development mode (sink) allows local webhooks by default; with an upstream only when asked.

@@ -12,6 +12,14 @@ const COUNTERS = {
     help: 'Refused POST /v1/emails requests by error code.',
     initial: [],
   },
+  raven_submissions_total: {
+    help: 'Messages submitted over SMTP (the final dot): accepted (queued), suppressed, replayed (idempotent repeat), rejected (an error).',
+    initial: [{ result: 'accepted' }, { result: 'suppressed' }, { result: 'replayed' }, { result: 'rejected' }],
+  },
+  raven_submission_rejections_total: {
+    help: 'Refused SMTP submissions by API error code.',
+    initial: [],
+  },
   raven_deliveries_total: {
     help: 'Delivery attempt outcomes, one per recipient and attempt.',
     initial: ['delivered', 'sent', 'bounced', 'deferred', 'failed', 'unknown'].map((outcome) => ({ outcome })),

@@ -10,6 +10,7 @@ import type { RateLimiter } from './domain/rate-limits.js';
 import type { KeyCache } from './domain/auth.js';
 import type { KeyUse } from './domain/key-use.js';
 import type { DashboardSessions } from './dashboard/sessions.js';
+import type { MessageWaits } from './inbox/message-waits.js';
 import type { AuthFailures } from './auth-failures.js';
 
 export interface RelayServices {
@@ -30,6 +31,8 @@ export interface RelayServices {
   adminToken: string;
   /** Dashboard sign-ins (session cookies, the one-time link printed at start). */
   sessions: DashboardSessions;
+  /** Open waits for captured mail (GET /admin/v1/messages/wait). */
+  messageWaits: MessageWaits;
   /** Wrong admin tokens (Bearer header or dashboard sign-in) by client address: slowed, then refused. */
   adminTokenFailures: AuthFailures;
   /** Set by app.ts: whether each part is up, for /readyz. */

@@ -72,6 +72,11 @@ export interface SmtpUpstreamConfig {
   auth?: { user: string; pass: string };
   /** Pooled connections to the upstream, at least 1 (the file may say true, false or a number: see poolSize). */
   pool: number;
+  /**
+   * PEM file of the certificate authorities to trust for the upstream's TLS certificate, besides
+   * the system's (NODE_EXTRA_CA_CERTS): a private CA, or a test upstream's self-signed certificate.
+   */
+  ca?: string;
 }
 
 export const SETTINGS = [
@@ -102,6 +107,17 @@ export const SETTINGS = [
     kind: 'port', default: 7725, env: 'RAVEN_SMTP_PORT', flag: '--smtp-port <port>', label: 'smtp port',
     help: 'SMTP sink port, 0 for a free one (default: 7725)',
     readme: { default: '`7725`', meaning: 'SMTP sink port (`0` picks a free one)' },
+  }),
+  // 587 is the submission port (RFC 6409), as 7725 stands for 25.
+  /** SMTP submission (CONTRACT section 9), on smtpHost: the default port when HTTP and SMTP are on
+   * theirs, else a free one (resolveConfig), so relays started side by side never collide. */
+  setting('submissionPort', {
+    kind: 'port', default: 7587, env: 'RAVEN_SUBMISSION_PORT', flag: '--submission-port <port>', label: 'submission port',
+    help: 'SMTP submission port (AUTH with an API key), 0 for a free one (default: 7587 beside the default ports, else a free one)',
+    readme: {
+      default: '`7587`; a free one when the HTTP or SMTP port is set and this one is not',
+      meaning: '[SMTP submission](#smtp-submission) port, on the SMTP host (`0` picks a free one)',
+    },
   }),
   /** TLS for the SMTP listener: STARTTLS offered (or implicit TLS) when a certificate is set; both files or neither. */
   setting('smtpTls.certFile', {
@@ -167,6 +183,15 @@ export const SETTINGS = [
     help: 'deliver through this SMTP server: smtp://[user:pass@]host:port or smtps://...',
     readme: { default: 'none (the sink)', meaning: '`smtp://user:pass@host:587` or `smtps://host:465` for real delivery' },
   }),
+  // An input: config.ts puts it in delivery.smtp.ca, which needs an upstream.
+  setting('upstreamCa', {
+    kind: 'string', input: true, env: 'RAVEN_UPSTREAM_CA_FILE', flag: '--upstream-ca <file>',
+    help: "PEM certificate authorities to trust for the upstream's TLS certificate, besides the system's (default: $RAVEN_UPSTREAM_CA_FILE)",
+    readme: {
+      default: "none (the system's roots)",
+      meaning: "PEM certificate authorities trusted for the upstream's certificate, besides the system's (see [Real delivery](#real-delivery))",
+    },
+  }),
   setting('config', {
     kind: 'string', input: true, env: 'RAVEN_CONFIG', flag: '--config <file>',
     help: 'JSON configuration file (flags override it, RAVEN_* variables sit between)',
@@ -216,7 +241,7 @@ export const SETTINGS = [
   setting('delivery.smtp', {
     kind: 'object',
     valueType: typeOf<SmtpUpstreamConfig>(),
-    shape: { host: 'string', port: 'number', secure: 'boolean', requireTLS: 'boolean', auth: 'object', pool: 'number|boolean' },
+    shape: { host: 'string', port: 'number', secure: 'boolean', requireTLS: 'boolean', auth: 'object', pool: 'number|boolean', ca: 'string' },
   }),
   /** The provider's account-level limits: recipient-weighted rate and daily allowance (0 = none). */
   setting('delivery.recipientsPerSecond', { kind: 'number', default: 0 }),

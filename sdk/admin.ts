@@ -47,8 +47,25 @@ export type CreateWebhookEndpointParams = Schemas['CreateWebhookEndpointRequest'
 export interface CapturedMessageQuery {
   /** Only messages with this envelope recipient. */
   to?: string;
+  /** Only messages of this project (`prj_...`). */
+  project?: string;
   limit?: number;
 }
+/** What `messages.wait` waits for; every given filter must hold. */
+export interface WaitForMessageQuery {
+  /** An envelope recipient (case-insensitive, the exact address). */
+  to?: string;
+  /** A case-insensitive substring of the subject. */
+  subject?: string;
+  /** Only messages of this project. */
+  project?: string;
+  /** A captured message id: only messages captured after it. */
+  after?: string;
+  /** Seconds to wait, 1-120 (the relay's default: 30). */
+  timeout?: number;
+}
+/** The relay holds a wait this long past its `timeout` before the client gives up on the connection. */
+const WAIT_GRACE_MS = 15_000;
 
 interface Call {
   method: HttpMethod;
@@ -161,8 +178,19 @@ export class RavenAdmin {
         send<CapturedMessageList>({
           method: 'GET',
           path: '/messages',
-          query: { to: query.to, limit: query.limit },
+          query: { to: query.to, project: query.project, limit: query.limit },
           options,
+        }),
+      /**
+       * The newest captured message that matches, at once when there is one, else the first to be
+       * captured; rejects with WaitTimeoutError (408 `wait_timeout`) when none comes in time.
+       */
+      wait: (query: WaitForMessageQuery = {}, options?: RequestOptions) =>
+        send<CapturedMessage>({
+          method: 'GET',
+          path: '/messages/wait',
+          query: { to: query.to, subject: query.subject, project: query.project, after: query.after, timeout: query.timeout },
+          options: { timeout: (query.timeout ?? 30) * 1000 + WAIT_GRACE_MS, ...options },
         }),
       get: (messageId: string, options?: RequestOptions) =>
         send<CapturedMessage>({ method: 'GET', path: `/messages/${seg(messageId)}`, options }),

@@ -1,6 +1,7 @@
 import { RavenError } from './core/errors.js';
 import type { ClientOptions } from './core/options.js';
 import { Transport } from './core/transport.js';
+import { Domains } from './resources/domains.js';
 import { Emails } from './resources/emails.js';
 import { Webhooks } from './webhooks.js';
 
@@ -14,6 +15,8 @@ import { Webhooks } from './webhooks.js';
  */
 export class Raven {
   readonly emails: Emails;
+  /** The domains the key may send from. */
+  readonly domains: Domains;
   readonly webhooks: Webhooks;
   /** The resolved base URL (argument, RAVEN_BASE_URL, or the local relay). */
   readonly baseUrl: string;
@@ -25,6 +28,7 @@ export class Raven {
     this.#transport = new Transport(apiKey, options);
     this.baseUrl = this.#transport.baseUrl;
     this.emails = new Emails(this.#transport);
+    this.domains = new Domains(this.#transport);
     this.webhooks = new Webhooks();
   }
 

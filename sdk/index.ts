@@ -29,6 +29,7 @@ export {
   RateLimitError,
   QuotaExceededError,
   MessageTooLargeError,
+  WaitTimeoutError,
   InternalServerError,
   ServiceUnavailableError,
   ConnectionError,
@@ -63,6 +64,7 @@ export type { ResponseInfo, WithResponse } from './core/api-promise.js';
 export { CursorPage, PagePromise } from './core/pagination.js';
 export { EmailPage, Emails } from './resources/emails.js';
 export type { EmailPagePromise } from './resources/emails.js';
+export { Domains } from './resources/domains.js';
 export type {
   ClientOptions,
   AdminClientOptions,

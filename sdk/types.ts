@@ -17,6 +17,8 @@ export type SendEmailSuppressed = Schemas['SendEmailSuppressed'];
 export type SendEmailResult = SendEmailQueued | SendEmailSuppressed;
 
 export type EmailList = Schemas['EmailList'];
+/** `GET /v1/domains`: the key's project's domains, `{ domains: [{ name, status }] }`. */
+export type SenderDomainList = Schemas['SenderDomainList'];
 export type EmailSummary = Schemas['EmailSummary'];
 export type EmailDetail = Schemas['EmailDetail'];
 export type RecipientOutcome = Schemas['RecipientOutcome'];

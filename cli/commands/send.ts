@@ -8,7 +8,7 @@ import { NetworkError, RefusedError, toCliError, UsageError } from '../errors.js
 import { addHelp, AUTH_CODES, collect, parseIntegerOption } from '../help.js';
 import { readFileOrStdin } from '../io.js';
 import { renderFields, shellWord, statusStyle } from '../output.js';
-import { collectPairs, mailboxProblem, subjectProblems, validateSendBody, validIdempotencyKey, type SendBody } from '../send-request.js';
+import { collectPairs, mailboxProblem, parseMailbox, subjectProblems, validateSendBody, validIdempotencyKey, type SendBody } from '../send-request.js';
 
 interface Options {
   from?: string;
@@ -109,8 +109,15 @@ async function buildBody(ctx: RunContext, opts: Options): Promise<SendBody> {
   let text = await readBodyFlag(opts.text, opts.textFile, '--text-file');
   let html = await readBodyFlag(opts.html, opts.htmlFile, '--html-file');
 
-  // Each answer is checked as it is given, with the API's own rules, so a typo is fixed at once.
-  const from = await ctx.ask.text(opts.from, '--from', 'From (addr@domain or Name <addr@domain>)', (v) => mailboxProblem(v) ?? true);
+  // Each answer is checked as it is given, with the API's own rules, so a typo is fixed at once;
+  // the sender's domain against the key's project too (GET /v1/domains), before a body is written.
+  const senders = ctx.ask.interactive && !opts.dryRun ? senderDomains(ctx) : undefined;
+  const from = await ctx.ask.text(opts.from, '--from', 'From (addr@domain or Name <addr@domain>)', async (v) => mailboxProblem(v) ?? (await senders?.problem(v)) ?? true);
+  if (senders && !text && !html) {
+    // Given as --from: nothing asked it yet, and the body is about to be.
+    const problem = await senders.problem(from);
+    if (problem) throw new RefusedError('domain_not_verified', `${problem}; nothing was sent`);
+  }
   let to = opts.to ?? [];
   if (to.length === 0) {
     const answer = await ctx.ask.text(undefined, '--to', 'To (comma separated)', (v) => {
@@ -147,6 +154,36 @@ async function buildBody(ctx: RunContext, opts: Options): Promise<SendBody> {
   return body;
 }
 
+/**
+ * The key's sender domains, read once when first needed: `problem(from)` says why a From would be
+ * refused with domain_not_verified, naming the verified domains. A relay without GET /v1/domains
+ * (404) checks nothing here; the send still does.
+ */
+function senderDomains(ctx: RunContext): { problem(from: string): Promise<string | undefined> } {
+  let verified: Promise<string[] | undefined> | undefined;
+  const load = async (): Promise<string[] | undefined> => {
+    const { client } = await ctx.raven();
+    try {
+      const { domains } = await client.domains.list();
+      return domains.filter((d) => d.status === 'verified').map((d) => d.name.toLowerCase());
+    } catch (error) {
+      const failure = toCliError(error, await ctx.sdk());
+      if (failure.status === 404) return undefined;
+      throw failure;
+    }
+  };
+  return {
+    async problem(from) {
+      const mailbox = parseMailbox(from);
+      if (typeof mailbox === 'string') return undefined; // the syntax check names it
+      const names = await (verified ??= load());
+      if (names === undefined || names.includes(mailbox.domain.toLowerCase())) return undefined;
+      const known = names.length === 0 ? "the key's project has no verified domain" : `verified: ${names.join(', ')}`;
+      return `${mailbox.domain} is not a verified domain of this key's project (${known})`;
+    },
+  };
+}
+
 async function send(ctx: RunContext, opts: Options): Promise<void> {
   const body = await buildBody(ctx, opts);
   const generated = opts.idempotencyKey === undefined;
@@ -179,11 +216,12 @@ async function send(ctx: RunContext, opts: Options): Promise<void> {
 
   // Loaded here, not at start-up: render.ts reads the SDK's status lists, and a dry run (or a send
   // without --wait) should not pay for loading the SDK before it needs it.
-  const { isTerminal, renderEmailDetail } = await import('../render.js');
+  const { isTerminal, renderEmailDetail, waitingReason } = await import('../render.js');
   const detail = await waitForFinal(ctx, client, result.id, opts.waitTimeout, isTerminal);
   ctx.out.result({ ...detail, idempotency_key: idempotencyKey }, () => renderEmailDetail(detail, ctx.out.paint));
   if (!isTerminal(detail)) {
-    throw new RefusedError('wait_timeout', `email ${detail.id} is still ${detail.status} after ${opts.waitTimeout} s`);
+    const why = waitingReason(detail);
+    throw new RefusedError('wait_timeout', `email ${detail.id} is still ${detail.status} after ${opts.waitTimeout} s${why ? ` (${why})` : ''}`);
   }
   if (FAILED_FINAL.has(detail.status)) {
     throw new RefusedError(`email_${detail.status}`, `email ${detail.id} ended ${detail.status}`);

@@ -51,6 +51,52 @@ function literalAddressHeader(list: ParsedMailbox[]): string | undefined {
     .join(',\r\n ');
 }
 
+function outbound(email: EmailForMime, domain: string, messageId: string, recipients: OutboundRecipient[], raw: Buffer): OutboundMessage {
+  return {
+    emailId: email.id,
+    messageId,
+    envelope: {
+      from: envelopeSender(email.id, domain),
+      to: recipients.map((r) => r.address),
+      recipientSenders: recipients.map((r) => envelopeSender(email.id, domain, r.position)),
+    },
+    raw,
+  };
+}
+
+/** Where the header section of a raw message ends (the blank line's start), or its length. */
+function headerEnd(raw: Buffer): number {
+  if (raw.subarray(0, 2).toString('latin1') === '\r\n' || raw[0] === 0x0a) return 0;
+  const crlf = raw.indexOf('\r\n\r\n');
+  const lf = raw.indexOf('\n\n');
+  const ends = [crlf >= 0 ? crlf + 2 : -1, lf >= 0 ? lf + 1 : -1].filter((i) => i >= 0);
+  return ends.length > 0 ? Math.min(...ends) : raw.length;
+}
+
+/**
+ * A submitted message as it came, with a Message-ID added when it has none and its Bcc header
+ * fields left out (BCC recipients only travel in the envelope, as in a composed message).
+ */
+export function submittedOutboundMessage(email: EmailForMime & { submitted_raw: Buffer }, recipients: OutboundRecipient[]): OutboundMessage {
+  const raw = email.submitted_raw;
+  const domain = senderDomain(email.from_address);
+  const end = headerEnd(raw);
+  const lines = raw.subarray(0, end).toString('latin1').split(/(?<=\n)/);
+  const kept: string[] = [];
+  let dropping = false;
+  let messageId: string | undefined;
+  for (const line of lines) {
+    if (!/^[ \t]/.test(line)) dropping = /^bcc\s*:/i.test(line);
+    if (dropping) continue;
+    const id = /^message-id\s*:\s*(<[^<>\s]+>)/i.exec(line);
+    if (id) messageId ??= id[1];
+    kept.push(line);
+  }
+  const added = messageId === undefined ? `Message-ID: <${email.id}@${domain}>\r\n` : '';
+  const head = Buffer.from(added + kept.join(''), 'latin1');
+  return outbound(email, domain, messageId ?? `<${email.id}@${domain}>`, recipients, Buffer.concat([head, raw.subarray(end)]));
+}
+
 export async function buildOutboundMessage(email: EmailForMime, recipients: OutboundRecipient[], date: Date): Promise<OutboundMessage> {
   const domain = senderDomain(email.from_address);
   const messageId = `<${email.id}@${domain}>`;
@@ -87,14 +133,5 @@ export async function buildOutboundMessage(email: EmailForMime, recipients: Outb
     newline: 'windows',
   });
   const raw = Buffer.concat([Buffer.from(ownLines.join('')), await composer.compile().build()]);
-  return {
-    emailId: email.id,
-    messageId,
-    envelope: {
-      from: envelopeSender(email.id, domain),
-      to: recipients.map((r) => r.address),
-      recipientSenders: recipients.map((r) => envelopeSender(email.id, domain, r.position)),
-    },
-    raw,
-  };
+  return outbound(email, domain, messageId, recipients, raw);
 }

@@ -8,12 +8,14 @@
 // server has answered DATA with 354, and the envelope object we pass carries the per-recipient
 // RCPT answers (accepted, rejected, rejectedErrors) even when the transaction fails later.
 import { Readable } from 'node:stream';
+import tls from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Logger } from '../log.js';
 import { lostConnectionOutcome, nothingSent, type SendProgress } from './delivery-unknown.js';
 import type { DeliveryResult, RecipientOutcome, RecipientResult } from '../mail/delivery-result.js';
 import { isHardBounceStatus } from '../mail/status-codes.js';
 import type { DeliveryProvider, OutboundMessage } from './provider.js';
+import { publicReason, type DeliveryFailure } from './public-reason.js';
 
 export interface SmtpTarget {
   host: string;
@@ -25,6 +27,8 @@ export interface SmtpTarget {
   /** Never try STARTTLS (the sink speaks plain SMTP on loopback). */
   ignoreTLS?: boolean;
   auth?: { user: string; pass: string };
+  /** Certificate authorities trusted for the server's certificate, with the system's (PEM). */
+  ca?: Buffer;
   /** Open sessions kept for reuse. */
   maxIdle: number;
   /**
@@ -46,6 +50,8 @@ const MAX_MESSAGES_PER_SESSION = 100;
 
 type SmtpError = Error & {
   code?: string;
+  /** The system's code (ECONNREFUSED, DEPTH_ZERO_SELF_SIGNED_CERT) when nodemailer set its own. */
+  originalCode?: string;
   command?: string;
   response?: string;
   responseCode?: number;
@@ -68,6 +74,15 @@ interface Session {
 }
 
 const CONNECTION_ERRORS = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'ETLS', 'EPROTOCOL']);
+
+/**
+ * The roots a CA option adds to rather than replaces: Node's default store (bundled roots plus
+ * NODE_EXTRA_CA_CERTS) where Node can list it (22.15+), else the bundled roots.
+ */
+function defaultRoots(): readonly string[] {
+  const list = (tls as { getCACertificates?: (type: 'default') => string[] }).getCACertificates;
+  return list ? list('default') : tls.rootCertificates;
+}
 
 /** The enhanced status code (RFC 3463) at the start of a reply's text, if any. */
 export function enhancedStatusCode(response: string | undefined): string | undefined {
@@ -119,6 +134,7 @@ class SessionPool {
       secure: this.target.secure ?? false,
       requireTLS: this.target.requireTLS ?? false,
       ignoreTLS: this.target.ignoreTLS ?? false,
+      ...(this.target.ca ? { tls: { ca: [...defaultRoots(), this.target.ca.toString('utf8')] } } : {}),
       connectionTimeout: CONNECTION_TIMEOUT_MS,
       greetingTimeout: GREETING_TIMEOUT_MS,
       socketTimeout: SOCKET_TIMEOUT_MS,
@@ -240,12 +256,17 @@ function sendOnce(conn: SMTPConnection, message: OutboundMessage): Promise<Attem
   });
 }
 
-function result(address: string, outcome: RecipientOutcome, code?: number, response?: string): RecipientResult {
+/** `failure`, when the outcome came from an error rather than a reply, names the public reason of a deferral. */
+function result(address: string, outcome: RecipientOutcome, code?: number, response?: string, failure?: DeliveryFailure): RecipientResult {
   const r: RecipientResult = { address, outcome };
   if (code !== undefined) r.smtpCode = code;
   const enhanced = enhancedStatusCode(response);
   if (enhanced) r.enhancedCode = enhanced;
   if (response) r.diagnostic = response;
+  if (outcome === 'deferred') {
+    const reason = publicReason({ ...failure, ...(code === undefined ? {} : { responseCode: code }) }, enhanced);
+    if (reason) r.reason = reason;
+  }
   return r;
 }
 
@@ -277,10 +298,10 @@ function resultsFromError(message: OutboundMessage, attempt: Attempt): Recipient
       ? undefined
       : envelope.rejectedErrors?.find((e) => e.recipient !== undefined && sameAddress(e.recipient, address));
     if (refused) return result(address, classifyReply(refused.responseCode, refused.response), refused.responseCode, refused.response);
-    if (connectionLost) return result(address, lostConnectionOutcome(attempt), undefined, err.message);
+    if (connectionLost) return result(address, lostConnectionOutcome(attempt), undefined, err.message, err);
     // A refusal of the whole transaction: MAIL FROM, DATA, or the answer to the message.
     const outcome = classifyReply(err.responseCode, err.response);
-    return result(address, senderRefused && outcome === 'bounced' ? 'rejected' : outcome, err.responseCode, err.response ?? err.message);
+    return result(address, senderRefused && outcome === 'bounced' ? 'rejected' : outcome, err.responseCode, err.response ?? err.message, err);
   });
 }
 
@@ -311,7 +332,7 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
         // provider, which an operator can fix. Defer along the backoff, never fail the message.
         const level = err.code === 'EAUTH' || err.code === 'ETLS' ? 'error' : 'warn';
         log[level]('smtp', 'cannot open an SMTP session', { email_id: message.emailId, provider: name, code: err.code, error: err.message });
-        return { recipients: message.envelope.to.map((a) => result(a, 'deferred', err.responseCode, err.message)), providerMessageId: null };
+        return { recipients: message.envelope.to.map((a) => result(a, 'deferred', err.responseCode, err.message, err)), providerMessageId: null };
       }
       const { session, reused } = acquired;
       const attempt = await sendOnce(session.conn, message);

@@ -1,9 +1,19 @@
 // Real delivery through an upstream SMTP relay (--upstream smtp://... or smtps://...). Acceptance
 // by the upstream means `sent`; nothing further is known unless a bounce report arrives later.
-import type { SmtpUpstreamConfig } from '../config.js';
+import { readFileSync } from 'node:fs';
+import { ConfigError, type SmtpUpstreamConfig } from '../config.js';
 import type { RelayServices } from '../services.js';
 import type { DeliveryProvider } from './provider.js';
 import { createSmtpProvider } from './smtp-client.js';
+
+/** Read at start-up, like the listener's certificate: a missing CA file stops the relay with its name. */
+function readCaFile(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new ConfigError(`cannot read the upstream CA file ${file} (delivery.smtp.ca, --upstream-ca): ${(error as Error).message}`);
+  }
+}
 
 export function createUpstreamProvider(config: SmtpUpstreamConfig, services: RelayServices): DeliveryProvider {
   return createSmtpProvider(
@@ -16,6 +26,7 @@ export function createUpstreamProvider(config: SmtpUpstreamConfig, services: Rel
       auth: config.auth,
       maxIdle: Math.max(1, config.pool),
       transactionPerRecipient: true,
+      ...(config.ca === undefined ? {} : { ca: readCaFile(config.ca) }),
     },
     services.log,
   );

@@ -1,4 +1,6 @@
-// Admission of POST /v1/emails: CONTRACT section 2, checks 5 to 12, in that order. Everything from
+// Admission of POST /v1/emails and of messages submitted over SMTP: CONTRACT section 2, checks 5
+// to 12, in that order (section 9 reads a submitted message as the same request; one set of rules,
+// quotas, rate windows and idempotency keys for both ways in). Everything from
 // the idempotency lookup on runs inside one group-committed write, so a replay, a rate window and
 // a quota cap are decided against every admission committed or pending before it.
 //
@@ -13,7 +15,7 @@ import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
 import { verifiedDomainsOf } from '../storage/domains.js';
-import { insertEmails, insertRecipients, type NewEmailRow, type NewRecipientRow } from '../storage/emails.js';
+import { insertEmails, insertRecipients, insertSubmissions, type NewEmailRow, type NewRecipientRow } from '../storage/emails.js';
 import { idempotencyLock, insertIdempotencyRows, rememberedResults, type NewRememberedRow } from '../storage/idempotency.js';
 import { insertReadyJobs, type NewJob } from '../storage/jobs.js';
 import { lockRateHits, writeRateHits, type RateWindowQuery } from '../storage/rate-hits.js';
@@ -30,6 +32,7 @@ import {
 } from './idempotency.js';
 import { chargeQuota, chargedScopes } from './quota.js';
 import { allRecipients, parseSendRequest, type SendRequest } from './send-request.js';
+import { readSubmission, submissionHash, type SubmittedMessage } from './submitted-message.js';
 import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
 import { announceEvents } from '../bus.js';
 
@@ -39,20 +42,33 @@ export interface AdmissionResult {
   replayed: boolean;
 }
 
-export async function admitEmail(
-  services: RelayServices,
-  key: KeyPrincipal,
-  body: unknown,
-  idempotencyKey: string | undefined,
-): Promise<AdmissionResult> {
-  const parsed = parseSendRequest(body, services.config.limits);
-  if (!parsed.ok) throw validationError(parsed.details);
+/** What is admitted: a JSON send request with its Idempotency-Key header, or a submitted message. */
+export type AdmissionInput =
+  | { kind: 'json'; body: unknown; idempotencyKey: string | undefined }
+  | { kind: 'submission'; message: SubmittedMessage };
+
+/** Check 5 (the field rules) and what idempotency compares, for either way in. */
+function prepare(input: AdmissionInput, limits: RelayServices['config']['limits']): Omit<Admission, 'key'> {
+  if (input.kind === 'json') {
+    const parsed = parseSendRequest(input.body, limits);
+    if (!parsed.ok) throw validationError(parsed.details);
+    checkIdempotencyKey(input.idempotencyKey);
+    return { request: parsed.value, idempotencyKey: input.idempotencyKey, bodyHash: idempotentBodyHash(input.idempotencyKey, input.body) };
+  }
+  const read = readSubmission(input.message);
+  if (!read.ok) throw validationError(read.details);
+  const { request, idempotencyKey } = read.value;
   checkIdempotencyKey(idempotencyKey);
-  const bodyHash = idempotentBodyHash(idempotencyKey, body);
+  const bodyHash = idempotencyKey === undefined ? '' : submissionHash(input.message);
+  return { request, idempotencyKey, bodyHash, submitted: input.message.raw };
+}
+
+export async function admitEmail(services: RelayServices, key: KeyPrincipal, input: AdmissionInput): Promise<AdmissionResult> {
+  const admission: Admission = { key, ...prepare(input, services.config.limits) };
   const load = loadOf(services);
   if (++load.waiting >= BURST_WAITING) load.burstSeenAt = performance.now();
   const { result, events } = await services.db
-    .writeBatched(admissionBatch(services), { key, request: parsed.value, idempotencyKey, bodyHash })
+    .writeBatched(admissionBatch(services), admission)
     .finally(() => load.waiting--);
   if (!result.replayed) {
     announceEvents(services.bus, events);
@@ -66,6 +82,8 @@ interface Admission {
   request: SendRequest;
   idempotencyKey: string | undefined;
   bodyHash: string;
+  /** A message submitted over SMTP, kept and delivered as it is. */
+  submitted?: Buffer;
 }
 
 interface Admitted {
@@ -152,6 +170,7 @@ class BatchRows {
   readonly jobs: NewJob[] = [];
   readonly events: Array<{ email: EmailRef; event: NewEvent }> = [];
   readonly idempotency: NewRememberedRow[] = [];
+  readonly submissions: Array<{ emailId: string; raw: Buffer }> = [];
   readonly charges = new Map<string, number>();
 
   /** The emails first (the other rows refer to them), then the rest together. */
@@ -162,6 +181,7 @@ class BatchRows {
       insertRecipients(tx, this.recipients),
       insertReadyJobs(tx, this.jobs),
       insertIdempotencyRows(tx, this.idempotency),
+      insertSubmissions(tx, this.submissions),
       chargeUsage(tx, this.charges, month),
     ]);
     return events;
@@ -230,7 +250,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
 
   const domains = state.verified.get(key.projectId) ?? new Set<string>();
   if (!domains.has(request.from.domain)) {
-    throw new ApiError('domain_not_verified', `The sender domain ${request.from.domain} is not verified in this key's project.`);
+    throw new ApiError('domain_not_verified', domainNotVerifiedMessage(request.from.domain, domains));
   }
   const recipients = allRecipients(request);
   if (key.testMode) {
@@ -256,6 +276,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
       ? { status: 202, body: { id: emailId, status: 'queued', test_mode: key.testMode }, replayed: false }
       : { status: 200, body: { id: emailId, status: 'suppressed', reason }, replayed: false };
   const ref = addEmail(rows, key, request, emailId, reason, now);
+  if (item.submitted) rows.submissions.push({ emailId, raw: item.submitted });
   if (reason === undefined) {
     rows.jobs.push({ emailId, runAt: now });
     rows.events.push({ email: ref, event: { type: 'email.queued', occurredAt: now } });
@@ -318,4 +339,14 @@ function addEmail(
     }),
   );
   return { id: emailId, projectId: key.projectId, testMode: key.testMode, tags: { ...request.tags } };
+}
+
+/** Names what would work: the project's verified domains, or how to add one when it has none. */
+function domainNotVerifiedMessage(domain: string, verified: ReadonlySet<string>): string {
+  const names = [...verified].sort();
+  const known =
+    names.length === 0
+      ? 'it has no verified domain yet (add one with `ravenctl relay domains add`)'
+      : `its verified domain${names.length === 1 ? ' is' : 's are'} ${names.join(', ')}`;
+  return `The sender domain ${domain} is not verified in this key's project: ${known}.`;
 }

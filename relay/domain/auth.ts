@@ -56,13 +56,17 @@ export class KeyCache {
  * given, records that the key authenticated (refused requests are not a use).
  */
 export async function authenticateKey(db: Db, keys: KeyCache, authorization: string | undefined, use?: KeyUse): Promise<KeyPrincipal> {
+  if (authorization === undefined || authorization.trim() === '') throw missingKey();
   const secret = bearer(authorization);
   if (!secret || !/^rr_(test|live)_/.test(secret)) throw invalidKey();
   const digest = hashSecret(secret);
   const row = await keys.lookup(db, digest);
   if (!row || row.revoked_at !== null || !constantTimeEqual(row.secret_hash, digest)) throw invalidKey();
   if (row.prefix === 'rr_live_' && row.activated_at === null) {
-    throw new ApiError('production_not_enabled', 'Production sending is not enabled for this workspace: request workspace activation.');
+    throw new ApiError(
+      'production_not_enabled',
+      `Production sending is not enabled for workspace ${row.workspace_id}: an administrator activates it with \`ravenctl relay workspaces activate ${row.workspace_id}\` (or Activate in the dashboard).`,
+    );
   }
   use?.note(row.id);
   return {
@@ -88,6 +92,11 @@ export function authenticateAdmin(expectedToken: string, authorization: string |
   if (!token || !constantTimeEqual(token, expectedToken)) {
     throw new ApiError('unauthorized', 'The admin token is missing or wrong.');
   }
+}
+
+/** Still 401 invalid_api_key (the specification's code), but saying what to add. */
+function missingKey(): ApiError {
+  return new ApiError('invalid_api_key', 'The Authorization header is missing: send `Authorization: Bearer <API key>` (rr_test_... or rr_live_...).');
 }
 
 function invalidKey(): ApiError {

@@ -198,10 +198,18 @@ function decideDelivery(session: RecordingSession, input: DeliveryRecordInput): 
       case 'deferred':
         if (input.nextAttemptAt === undefined) {
           session.setStatus(recipient, 'failed', true);
-          session.event(state, recipient, 'email.failed', { reason: 'retries_exhausted', attempts: input.attempt });
+          session.event(state, recipient, 'email.failed', {
+            reason: 'retries_exhausted',
+            attempts: input.attempt,
+            ...(answer.reason ? { last_reason: answer.reason } : {}),
+          });
         } else {
           session.setStatus(recipient, 'delivery_delayed', true);
-          session.event(state, recipient, 'email.delivery_delayed', { attempt: input.attempt, next_attempt_at: input.nextAttemptAt });
+          session.event(state, recipient, 'email.delivery_delayed', {
+            attempt: input.attempt,
+            next_attempt_at: input.nextAttemptAt,
+            ...(answer.reason ? { reason: answer.reason } : {}),
+          });
         }
         break;
       case 'bounced':

@@ -80,6 +80,13 @@ export async function listDomains(s: RelayServices, projectId: string) {
   return { domains: (await domains.listDomains(s.db, projectId)).map(domainView) };
 }
 
+/** `GET /v1/domains`: the key's own project's domains by name, so a client can check a sender before sending. */
+export async function senderDomainsOfProject(s: RelayServices, projectId: string) {
+  const rows = await domains.listDomains(s.db, projectId);
+  const byName = rows.map((d) => ({ name: d.name, status: d.status })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { domains: byName };
+}
+
 export async function verifyDomain(
   s: RelayServices,
   domainId: string,
@@ -92,7 +99,7 @@ export async function verifyDomain(
   let records = JSON.parse(row.records_json) as DnsRecord[];
   let verified: boolean;
   if (body.force === true) {
-    records = records.map((r) => ({ ...r, status: 'verified' as const }));
+    records = records.map(({ problem: _problem, ...r }) => ({ ...r, status: 'verified' as const }));
     verified = true;
   } else {
     records = await checkRecords(records);

@@ -5,7 +5,7 @@ import type { KeyPrincipal } from '../domain/auth.js';
 import { getEmail, listEmails, parseListQuery } from '../domain/reads.js';
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
-import { dailySends, deliveriesOfEmail, findProject, projectOfEmail, resendDeliveryNow, workspaceExists } from '../storage/email-log.js';
+import { dailySends, deliveriesOfEmail, findProject, projectOfEmail, resendDeliveryNow, sourceOfEmail, workspaceExists } from '../storage/email-log.js';
 import { utcDay } from '../clock.js';
 import { param as p } from './route-helpers.js';
 import type { Handler } from './router.js';
@@ -31,8 +31,12 @@ export function adminEmailHandlers(s: RelayServices) {
       const emailId = p(ctx, 'email_id');
       const projectId = await projectOfEmail(s.db, emailId);
       if (!projectId) throw new ApiError('not_found', `No email ${emailId}.`);
-      const [email, deliveries] = await Promise.all([getEmail(s.db, await projectReader(s, projectId), emailId), deliveriesOfEmail(s.db, emailId)]);
-      return { status: 200, body: { email, project_id: projectId, deliveries } };
+      const [email, source, deliveries] = await Promise.all([
+        getEmail(s.db, await projectReader(s, projectId), emailId),
+        sourceOfEmail(s.db, emailId),
+        deliveriesOfEmail(s.db, emailId),
+      ]);
+      return { status: 200, body: { email, project_id: projectId, source, deliveries } };
     },
     dailyUsage: async (ctx) => {
       const workspaceId = p(ctx, 'workspace_id');

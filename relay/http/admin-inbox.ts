@@ -11,6 +11,7 @@ import { QueryParams } from '../domain/query-params.js';
 import type { RelayServices } from '../services.js';
 import { getCapturedMessage } from '../storage/captured.js';
 import { countUnread, deleteCapturedMessage, getInboxEntry, searchInbox, setRead } from '../storage/inbox.js';
+import { projectParam } from './admin-messages.js';
 import type { RequestContext } from './context.js';
 import type { Handler } from './router.js';
 
@@ -28,7 +29,7 @@ function decodeCursor(cursor: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-function inboxQuery(ctx: RequestContext) {
+async function inboxQuery(s: RelayServices, ctx: RequestContext) {
   const query = new QueryParams(ctx.url.searchParams);
   // Every term of q is compared with stored text: a NUL in any of them matches nothing.
   const q = query.filter('q') ?? '';
@@ -37,8 +38,11 @@ function inboxQuery(ctx: RequestContext) {
   if (q.length > MAX_QUERY_CHARS) query.details.push({ field: 'q', message: `must be at most ${MAX_QUERY_CHARS} characters` });
   const before = cursorRaw === undefined ? undefined : decodeCursor(cursorRaw);
   if (cursorRaw !== undefined && before === undefined) query.details.push({ field: 'cursor', message: 'is not a valid cursor' });
+  const project = await projectParam(s, query);
   const { matchesNothing } = query.finish();
-  return { search: parseInboxSearch(q), page: before === undefined ? { limit } : { before, limit }, matchesNothing };
+  const search = parseInboxSearch(q);
+  if (project !== undefined) search.project = project;
+  return { search, page: before === undefined ? { limit } : { before, limit }, matchesNothing };
 }
 
 async function loadCaptured(s: RelayServices, id: string) {
@@ -55,9 +59,9 @@ export function adminInboxHandlers(s: RelayServices) {
   const id = (ctx: RequestContext) => ctx.params.message_id!;
   return {
     search: async (ctx) => {
-      const { search, page, matchesNothing } = inboxQuery(ctx);
+      const { search, page, matchesNothing } = await inboxQuery(s, ctx);
       const nothing = { entries: [], nextBefore: null };
-      const [result, unread] = await Promise.all([matchesNothing ? nothing : searchInbox(s.db, search, page), countUnread(s.db)]);
+      const [result, unread] = await Promise.all([matchesNothing ? nothing : searchInbox(s.db, search, page), countUnread(s.db, search.project)]);
       return {
         status: 200,
         body: { messages: result.entries, next_cursor: result.nextBefore === null ? null : encodeCursor(result.nextBefore), unread },

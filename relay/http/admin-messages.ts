@@ -1,11 +1,15 @@
-// /admin/v1/messages: mail captured by the SMTP sink (CONTRACT section 6).
+// /admin/v1/messages: mail captured by the SMTP sink (CONTRACT sections 6 and 10), and the wait for it.
 import { QueryParams } from '../domain/query-params.js';
+import { isStorableText } from '../domain/storable-text.js';
 import { ApiError } from '../errors.js';
+import type { MessageWaits, WaitFilter } from '../inbox/message-waits.js';
 import { simulatedOutcome } from '../mail/simulated.js';
 import type { RelayServices } from '../services.js';
-import { deleteAllCapturedMessages, getCapturedMessage, listCapturedMessages } from '../storage/captured.js';
-import { parseHeaders } from '../smtp/headers.js';
+import { deleteAllCapturedMessages, getCapturedMessage, listCapturedMessages, type CapturedFilter } from '../storage/captured.js';
+import { getProject } from '../storage/tenancy.js';
+import { parseHeaders } from '../mail/headers.js';
 import { countRemoteReferences } from '../inbox/html-view.js';
+import { extractCodes, extractLinks } from '../inbox/links-and-codes.js';
 import { attachmentViews, parseMessage } from '../inbox/read-message.js';
 import { getInboxEntry } from '../storage/inbox.js';
 import { downloadHeaders } from '../dashboard/security-headers.js';
@@ -15,18 +19,53 @@ import type { Handler } from './router.js';
 // openapi.yaml (adminListCapturedMessages): limit 1-1000, default 100.
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
+// openapi.yaml (adminWaitForMessage): timeout 1-120 seconds, default 30.
+const DEFAULT_WAIT_SECONDS = 30;
+const MAX_WAIT_SECONDS = 120;
 
-function listQuery(ctx: RequestContext): { to?: string; limit: number; matchesNothing: boolean } {
+/** A filter's value, trimmed; an empty one is a broken rule. */
+function textFilter(query: QueryParams, name: string): string | undefined {
+  const value = query.filter(name);
+  if (value === undefined) return undefined;
+  if (value.trim() === '') {
+    query.details.push({ field: name, message: 'must not be empty' });
+    return undefined;
+  }
+  return value.trim();
+}
+
+/** `?project=`: a project that exists (CONTRACT section 10), else a broken rule. */
+export async function projectParam(services: RelayServices, query: QueryParams): Promise<string | undefined> {
+  const project = query.single('project');
+  if (project === undefined) return undefined;
+  if (!isStorableText(project) || !(await getProject(services.db, project))) {
+    query.details.push({ field: 'project', message: `no project with id ${JSON.stringify(project)}` });
+  }
+  return project;
+}
+
+async function listQuery(services: RelayServices, ctx: RequestContext): Promise<CapturedFilter & { limit: number; matchesNothing: boolean }> {
   const query = new QueryParams(ctx.url.searchParams);
   const limit = query.integer('limit', { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT });
-  const toValue = query.filter('to');
-  let to: string | undefined;
-  if (toValue !== undefined) {
-    if (toValue.trim() === '') query.details.push({ field: 'to', message: 'must not be empty' });
-    else to = toValue.trim();
-  }
+  const to = textFilter(query, 'to');
+  const project = await projectParam(services, query);
   const { matchesNothing } = query.finish();
-  return to === undefined ? { limit, matchesNothing } : { to, limit, matchesNothing };
+  return { limit, matchesNothing, ...(to === undefined ? {} : { to }), ...(project === undefined ? {} : { project }) };
+}
+
+async function waitQuery(services: RelayServices, ctx: RequestContext): Promise<{ filter: WaitFilter; timeoutSeconds: number }> {
+  const query = new QueryParams(ctx.url.searchParams);
+  const to = textFilter(query, 'to');
+  const subject = textFilter(query, 'subject');
+  const project = await projectParam(services, query);
+  const after = query.single('after');
+  const timeoutSeconds = query.integer('timeout', { min: 1, max: MAX_WAIT_SECONDS, fallback: DEFAULT_WAIT_SECONDS });
+  const afterSeq = after === undefined || !isStorableText(after) ? undefined : await services.messageWaits.seqOf(after);
+  if (after !== undefined && afterSeq === undefined) query.details.push({ field: 'after', message: `no captured message with id ${JSON.stringify(after)}` });
+  const { matchesNothing } = query.finish();
+  const filter: WaitFilter = { to, subject, project, afterSeq, ...(matchesNothing ? { matchesNothing } : {}) };
+  for (const key of Object.keys(filter) as Array<keyof WaitFilter>) if (filter[key] === undefined) delete filter[key];
+  return { filter, timeoutSeconds };
 }
 
 async function loadMessage(services: RelayServices, id: string) {
@@ -35,37 +74,62 @@ async function loadMessage(services: RelayServices, id: string) {
   return message;
 }
 
+/** The captured detail (openapi.yaml's CapturedMessage). */
+async function capturedDetail(services: RelayServices, id: string) {
+  const { raw, email_id, ...summary } = await loadMessage(services, id);
+  const [parsed, entry] = await Promise.all([parseMessage(raw), getInboxEntry(services.db, summary.id)]);
+  const html = typeof parsed.html === 'string' && parsed.html !== '' ? parsed.html : null;
+  return {
+    ...summary,
+    headers: parseHeaders(raw),
+    text: parsed.text || null,
+    html,
+    email_id,
+    read: entry?.read ?? false,
+    attachments: attachmentViews(parsed),
+    remote_resources: html === null ? 0 : countRemoteReferences(html),
+    simulated_outcomes: summary.to
+      .map((recipient) => ({ recipient, outcome: simulatedOutcome(recipient) }))
+      .filter((o) => o.outcome !== 'delivered'),
+    links: extractLinks(html, parsed.text || null),
+    codes: extractCodes(html, parsed.text || null),
+  };
+}
+
+/** Aborts when the client goes away before its answer (a long poll then frees its wait). */
+function clientGone(ctx: RequestContext): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const socket = ctx.req.socket;
+  const onClose = () => controller.abort();
+  if (socket.destroyed) controller.abort();
+  else socket.once('close', onClose);
+  return { signal: controller.signal, release: () => socket.off('close', onClose) };
+}
+
 export function adminMessageHandlers(services: RelayServices) {
+  const waits = services.messageWaits;
   return {
     list: async (ctx) => {
-      const { matchesNothing, ...query } = listQuery(ctx);
+      const { matchesNothing, ...query } = await listQuery(services, ctx);
       return { status: 200, body: { messages: matchesNothing ? [] : await listCapturedMessages(services.db, query) } };
+    },
+    wait: async (ctx) => {
+      const { filter, timeoutSeconds } = await waitQuery(services, ctx);
+      const gone = clientGone(ctx);
+      try {
+        const end = await waits.wait(filter, timeoutSeconds * 1000, gone.signal);
+        if ('id' in end) return { status: 200, body: await capturedDetail(services, end.id) };
+        if (end.ended === 'stopping') throw new ApiError('service_unavailable', 'The relay is stopping; wait again.', { retryAfter: 1 });
+        throw new ApiError('wait_timeout', `No matching message was captured within ${timeoutSeconds} seconds.`);
+      } finally {
+        gone.release();
+      }
     },
     deleteAll: async () => {
       await services.db.write((tx) => deleteAllCapturedMessages(tx));
       return { status: 204 };
     },
-    get: async (ctx) => {
-      const { raw, email_id, ...summary } = await loadMessage(services, ctx.params.message_id!);
-      const [parsed, entry] = await Promise.all([parseMessage(raw), getInboxEntry(services.db, summary.id)]);
-      const html = typeof parsed.html === 'string' && parsed.html !== '' ? parsed.html : null;
-      return {
-        status: 200,
-        body: {
-          ...summary,
-          headers: parseHeaders(raw),
-          text: parsed.text || null,
-          html,
-          email_id,
-          read: entry?.read ?? false,
-          attachments: attachmentViews(parsed),
-          remote_resources: html === null ? 0 : countRemoteReferences(html),
-          simulated_outcomes: summary.to
-            .map((recipient) => ({ recipient, outcome: simulatedOutcome(recipient) }))
-            .filter((o) => o.outcome !== 'delivered'),
-        },
-      };
-    },
+    get: async (ctx) => ({ status: 200, body: await capturedDetail(services, ctx.params.message_id!) }),
     raw: async (ctx) => {
       const message = await loadMessage(services, ctx.params.message_id!);
       // A download (the dashboard saves it as <id>.eml and shows it as text): mail is hostile

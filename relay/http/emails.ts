@@ -1,8 +1,9 @@
-// /v1/emails: admission and reads.
+// /v1/emails: admission and reads; /v1/domains: the domains a key may send from.
 import { admitEmail } from '../domain/admission.js';
 import { requirePermission } from '../domain/auth.js';
 import { ApiError } from '../errors.js';
 import { getEmail, listEmails, parseListQuery } from '../domain/reads.js';
+import { senderDomainsOfProject } from '../domain/sending-domains.js';
 import type { Metrics } from '../metrics.js';
 import type { RelayServices } from '../services.js';
 import { ClientAbortedError } from './context.js';
@@ -41,7 +42,7 @@ export function emailHandlers(s: RelayServices) {
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw new ApiError('invalid_request', 'The body must be a JSON object.');
       }
-      const result = await admitEmail(s, key, body, idempotencyKey);
+      const result = await admitEmail(s, key, { kind: 'json', body, idempotencyKey });
       return {
         status: result.status,
         body: result.body,
@@ -56,5 +57,7 @@ export function emailHandlers(s: RelayServices) {
       requirePermission(key, 'read');
       return { status: 200, body: await getEmail(s.db, key, ctx.params.email_id!) };
     },
+    // Any valid key may ask which domains it can send from: it reveals nothing a send would not.
+    domains: async (_ctx, key) => ({ status: 200, body: await senderDomainsOfProject(s, key.projectId) }),
   } satisfies Record<string, KeyHandler>;
 }

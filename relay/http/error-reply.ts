@@ -1,9 +1,10 @@
 // The one place an error becomes an answer: ApiError carries its catalogue status (relay/errors.ts);
 // busy or failing storage is a temporary 503; anything else is a bug, answered 500 without internals.
-// Both an HTTP response and a refused WebSocket upgrade are written from the same Reply.
+// Both an HTTP response and a refused WebSocket upgrade are written from the same Reply; a refused
+// SMTP submission answers the same error as an SMTP reply (smtpRefusal).
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError } from '../errors.js';
+import { ApiError, ERROR_CATALOGUE, type ErrorCode } from '../errors.js';
 import { isStorageFault } from '../storage/db.js';
 import { ClientAbortedError, type Reply } from './context.js';
 
@@ -59,4 +60,14 @@ export function answerAndClose(socket: Duplex, answer: string): void {
   }
   socket.end(answer, () => socket.destroy());
   setTimeout(() => socket.destroy(), LAST_ANSWER_MS).unref();
+}
+
+/** A refusal as an SMTP reply (CONTRACT section 9): `<enhanced code> <API error code>: <message>`, on one line. */
+export function smtpRefusal(error: unknown): { responseCode: number; code: ErrorCode; message: string } {
+  const apiError = asApiError(error);
+  const [code, enhanced] = ERROR_CATALOGUE[apiError.code].smtp.split(' ') as [string, string];
+  const details = apiError.code === 'validation_error' ? (apiError.extra.details ?? []).map((d) => `${d.field}: ${d.message}`) : [];
+  const text = [apiError.message, ...(details.length > 1 ? [details.join('; ')] : [])].join(' ');
+  // Nothing a client sent may break the reply into lines of its own.
+  return { responseCode: Number(code), code: apiError.code, message: `${enhanced} ${apiError.code}: ${text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')}` };
 }

@@ -10,6 +10,7 @@ import { adminEmailHandlers } from './admin-emails.js';
 import { adminInboxHandlers } from './admin-inbox.js';
 import { adminMessageHandlers } from './admin-messages.js';
 import { adminSessionHandlers } from './admin-session.js';
+import { adminSubmissionHandlers, type SubmissionEndpoint } from './admin-submission.js';
 import { adminWebhookHandlers } from './admin-webhooks.js';
 import { dashboardHandlers } from './dashboard.js';
 import { countAdmissions, emailHandlers } from './emails.js';
@@ -23,7 +24,7 @@ export interface SocketEndpoints {
   inboxLive: Pick<InboxLive, 'upgrade'>;
 }
 
-export function buildRoutes(s: RelayServices, sockets: SocketEndpoints): Route[] {
+export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submission: SubmissionEndpoint): Route[] {
   const key = (handler: KeyHandler) => withApiKey(s, handler);
   const admin = (handler: Handler) => withAdmin(s, handler);
   const open = (handler: Handler) => withoutAuth(handler);
@@ -50,6 +51,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints): Route[]
     route('POST', '/v1/emails', countAdmissions(s.metrics, key(emails.send))),
     route('GET', '/v1/emails', key(emails.list)),
     route('GET', '/v1/emails/:email_id', key(emails.get)),
+    route('GET', '/v1/domains', key(emails.domains)),
     upgrade('/v1/listen', sockets.listenHub.upgrade),
 
     // The dashboard's operations (CONTRACT section 6): tenancy.
@@ -84,6 +86,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints): Route[]
     // Captured mail (the SMTP sink) and the inbox on top of it.
     route('GET', '/admin/v1/messages', admin(messages.list)),
     route('DELETE', '/admin/v1/messages', admin(messages.deleteAll)),
+    route('GET', '/admin/v1/messages/wait', admin(messages.wait)),
     route('GET', '/admin/v1/messages/:message_id', admin(messages.get)),
     route('GET', '/admin/v1/messages/:message_id/raw', admin(messages.raw)),
     route('DELETE', '/admin/v1/messages/:message_id', admin(inbox.deleteMessage)),
@@ -93,6 +96,9 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints): Route[]
     route('POST', '/admin/v1/messages/:message_id/release', admin(inbox.release)),
     route('GET', '/admin/v1/inbox', admin(inbox.search)),
     upgrade('/admin/v1/inbox/live', sockets.inboxLive.upgrade),
+
+    // How applications connect to SMTP submission (the dashboard's keys page).
+    route('GET', '/admin/v1/submission', admin(adminSubmissionHandlers(s, submission).settings)),
 
     // The test clock (relay started with --test-clock).
     route('GET', '/admin/v1/clock', admin(tenancy.clock)),

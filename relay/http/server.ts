@@ -10,7 +10,9 @@ import type { RelayServices } from '../services.js';
 import { ClientAbortedError, createContext, type Reply } from './context.js';
 import { answerAndClose, errorReply, refuseUpgrade } from './error-reply.js';
 import { Router, type Miss } from './router.js';
+import type { SubmissionEndpoint } from './admin-submission.js';
 import { buildRoutes, type SocketEndpoints } from './routes.js';
+import { explainListenError } from '../listen-error.js';
 
 function send(res: http.ServerResponse, requestId: string, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
@@ -91,8 +93,8 @@ function onUpgrade(router: Router, log: Logger, req: http.IncomingMessage, socke
   });
 }
 
-export async function startHttpServer(services: RelayServices, sockets: SocketEndpoints): Promise<HttpServer> {
-  const router = new Router(buildRoutes(services, sockets));
+export async function startHttpServer(services: RelayServices, sockets: SocketEndpoints, submission: SubmissionEndpoint): Promise<HttpServer> {
+  const router = new Router(buildRoutes(services, sockets, submission));
   const { log, config } = services;
 
   const server = http.createServer(
@@ -148,7 +150,7 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(explainListenError(error, { what: 'HTTP', flag: '--port', env: 'RAVEN_PORT', host: config.host, port: config.port })));
     server.listen(config.port, config.host, () => resolve());
   });
   const address = server.address() as AddressInfo;

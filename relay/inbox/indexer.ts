@@ -24,7 +24,7 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
     const row = await capturedForIndexing(db, id);
     if (!row) return undefined;
     const summary = summarize(await parseMessage(row.raw), { from: row.envelope_from, to: JSON.parse(row.envelope_to_json) as string[] });
-    return { seq: row.seq, id, ...summary, size: row.raw.length, email_id: row.email_id, received_at: row.received_at };
+    return { seq: row.seq, id, ...summary, size: row.raw.length, email_id: row.email_id, project_id: row.project_id, received_at: row.received_at };
   }
 
   async function indexWaiting(): Promise<void> {

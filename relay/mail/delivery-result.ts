@@ -21,6 +21,8 @@ export interface RecipientResult {
   enhancedCode?: string;
   /** The server's reply or the error, for logs only: never stored in events or shown by the API. */
   diagnostic?: string;
+  /** Why a deferred recipient waits, as a fixed phrase the API may show (delivery/public-reason.ts). */
+  reason?: string;
 }
 
 export interface DeliveryResult {

@@ -12,7 +12,7 @@ import { deliveryConcurrency } from '../config.js';
 import { utcDay } from '../clock.js';
 import { signingKeyFor, signWithDomainKey, warmDkimSigning } from '../delivery/dkim.js';
 import { settleMaybeSent, type MaybeSentReason } from '../delivery/delivery-unknown.js';
-import { buildOutboundMessage } from '../delivery/mime.js';
+import { buildOutboundMessage, submittedOutboundMessage } from '../delivery/mime.js';
 import type { DeliveryProvider, OutboundMessage } from '../delivery/provider.js';
 import type { DeliveryResult } from '../mail/delivery-result.js';
 import { senderDomain } from '../mail/mailbox.js';
@@ -140,7 +140,9 @@ function envelopeRecipients(email: DispatchEmail): PendingRecipient[] {
 
 /** The MIME message for the recipients, DKIM-signed with the sender domain's key if it has one. */
 async function buildSignedMessage(services: RelayServices, batch: DispatchBatch, email: DispatchEmail, envelopeTo: PendingRecipient[]): Promise<OutboundMessage> {
-  const message = await buildOutboundMessage(email, envelopeTo, services.clock.now());
+  const message = email.submitted_raw
+    ? submittedOutboundMessage({ ...email, submitted_raw: email.submitted_raw }, envelopeTo)
+    : await buildOutboundMessage(email, envelopeTo, services.clock.now());
   const domain = senderDomain(email.from_address);
   message.raw = await signWithDomainKey(services, signingKeyFor(batch.domainKeys, email.project_id, domain), message.raw);
   return message;

@@ -24,9 +24,10 @@ import type { RelayServices } from '../services.js';
 import { insertCapturedMessages, type NewCapturedMessage } from '../storage/captured.js';
 import type { WriteBatch } from '../storage/db.js';
 import { countSinkAttempt } from '../storage/sink-attempts.js';
-import { headerValue, parseHeaders } from './headers.js';
+import { headerValue, parseHeaders } from '../mail/headers.js';
 import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
 import type { ListenerTls } from './tls.js';
+import { explainListenError } from '../listen-error.js';
 
 export interface SmtpSink {
   host: string;
@@ -162,7 +163,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     const headers = parseHeaders(raw);
     const subject = storableText(headerValue(headers, 'subject'));
     const headerFrom = storableText(headerValue(headers, 'from'));
-    await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, receivedAt: clock.iso() });
+    await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, projectId: null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
     // The inbox indexer parses it for the dashboard, off this path.
     services.bus.emit('message.captured', id);
@@ -257,7 +258,8 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
   server.on('error', (error: Error) => log.warn('smtp', 'smtp session error', { error: error.message }));
 
   await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
+    const onError = (error: Error) =>
+      reject(explainListenError(error, { what: 'SMTP', flag: '--smtp-port', env: 'RAVEN_SMTP_PORT', host: services.config.smtpHost, port: services.config.smtpPort }));
     server.server.once('error', onError);
     server.listen(services.config.smtpPort, services.config.smtpHost, () => {
       server.server.removeListener('error', onError);
@@ -266,7 +268,9 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
   });
   const bound = server.server.address();
   const port = typeof bound === 'object' && bound ? bound.port : services.config.smtpPort;
-  log.info('smtp', 'smtp sink listening', { host: services.config.smtpHost, port });
+  // With an upstream provider the listener is the raven.<domain> MX, not a sink: say which it is.
+  const role = capturesMail ? 'sink' : 'bounce and complaint MX';
+  log.info('smtp', `smtp ${role} listening`, { host: services.config.smtpHost, port });
 
   return {
     host: services.config.smtpHost,

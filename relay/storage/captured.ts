@@ -10,6 +10,8 @@ export interface CapturedSummary {
   subject: string | null;
   received_at: string;
   size: number;
+  /** The project it belongs to (CONTRACT section 10), or null when the relay cannot tell. */
+  project_id: string | null;
 }
 
 export interface NewCapturedMessage {
@@ -21,6 +23,8 @@ export interface NewCapturedMessage {
   subject: string | null;
   raw: Buffer;
   emailId: string | null;
+  /** The project of the API key the client authenticated with; a delivery of `emailId` takes its email's. */
+  projectId: string | null;
   receivedAt: string;
 }
 
@@ -32,6 +36,7 @@ interface CapturedRow {
   subject: string | null;
   size: number;
   received_at: string;
+  project_id: string | null;
 }
 
 function summary(row: CapturedRow): CapturedSummary {
@@ -43,6 +48,7 @@ function summary(row: CapturedRow): CapturedSummary {
     subject: row.subject,
     received_at: row.received_at,
     size: row.size,
+    project_id: row.project_id,
   };
 }
 
@@ -50,8 +56,8 @@ function summary(row: CapturedRow): CapturedSummary {
 export async function insertCapturedMessages(tx: Queryable, messages: readonly NewCapturedMessage[]): Promise<void> {
   const inserts = messages.map((message) =>
     tx.run(
-      `INSERT INTO captured_messages (id, envelope_from, header_from, envelope_to_json, subject, size, raw, email_id, received_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO captured_messages (id, envelope_from, header_from, envelope_to_json, subject, size, raw, email_id, received_at, project_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT project_id FROM emails WHERE id = ?)))`,
       [
         message.id,
         message.envelopeFrom,
@@ -62,6 +68,8 @@ export async function insertCapturedMessages(tx: Queryable, messages: readonly N
         message.raw,
         message.emailId,
         message.receivedAt,
+        message.projectId,
+        message.emailId,
       ],
     ),
   );
@@ -70,19 +78,74 @@ export async function insertCapturedMessages(tx: Queryable, messages: readonly N
   await insertRows(tx, 'captured_recipients', ['message_id', 'address_lc'], recipients);
 }
 
+const SUMMARY_COLUMNS = 'm.seq, m.id, m.envelope_from, m.header_from, m.envelope_to_json, m.subject, m.size, m.received_at, m.project_id';
+
+/** What a list or a wait asks of captured mail; every given filter must hold. */
+export interface CapturedFilter {
+  /** An envelope recipient, case-insensitively. */
+  to?: string;
+  project?: string;
+  /** Only messages captured after the one with this seq. */
+  afterSeq?: number;
+  /** Only messages captured before the one with this seq. */
+  beforeSeq?: number;
+}
+
+function filterSql(filter: CapturedFilter): { where: string; params: unknown[] } {
+  const clauses: string[] = [];
+  const params: unknown[] = [];
+  if (filter.to !== undefined) {
+    clauses.push('m.id IN (SELECT message_id FROM captured_recipients WHERE address_lc = ?)');
+    params.push(filter.to.toLowerCase());
+  }
+  if (filter.project !== undefined) {
+    clauses.push('m.project_id = ?');
+    params.push(filter.project);
+  }
+  if (filter.afterSeq !== undefined) {
+    clauses.push('m.seq > ?');
+    params.push(filter.afterSeq);
+  }
+  if (filter.beforeSeq !== undefined) {
+    clauses.push('m.seq < ?');
+    params.push(filter.beforeSeq);
+  }
+  return { where: clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '', params };
+}
+
 /** Newest first; `to` matches an envelope recipient, case-insensitively. */
-export async function listCapturedMessages(db: Pick<Db, 'all'>, options: { to?: string; limit: number }): Promise<CapturedSummary[]> {
-  const columns = 'm.id, m.envelope_from, m.header_from, m.envelope_to_json, m.subject, m.size, m.received_at';
-  const rows =
-    options.to === undefined
-      ? await db.all<CapturedRow>(`SELECT ${columns} FROM captured_messages m ORDER BY m.seq DESC LIMIT ?`, [options.limit])
-      : await db.all<CapturedRow>(
-          `SELECT ${columns} FROM captured_messages m
-           WHERE m.id IN (SELECT message_id FROM captured_recipients WHERE address_lc = ?)
-           ORDER BY m.seq DESC LIMIT ?`,
-          [options.to.toLowerCase(), options.limit],
-        );
+export async function listCapturedMessages(db: Pick<Db, 'all'>, options: CapturedFilter & { limit: number }): Promise<CapturedSummary[]> {
+  const { where, params } = filterSql(options);
+  const rows = await db.all<CapturedRow>(`SELECT ${SUMMARY_COLUMNS} FROM captured_messages m ${where} ORDER BY m.seq DESC LIMIT ?`, [...params, options.limit]);
   return rows.map(summary);
+}
+
+/** A captured message as a wait matches it: its place in capture order and its summary. */
+export type SequencedSummary = CapturedSummary & { seq: number };
+
+/**
+ * Captured messages in capture order from just after `afterSeq`, at most `limit`: what a round
+ * of waits matches against (relay/inbox/message-waits.ts).
+ */
+export async function capturedSince(db: Pick<Db, 'all'>, filter: CapturedFilter & { limit: number }, order: 'asc' | 'desc' = 'asc'): Promise<SequencedSummary[]> {
+  const { where, params } = filterSql(filter);
+  const rows = await db.all<CapturedRow & { seq: number }>(
+    `SELECT ${SUMMARY_COLUMNS} FROM captured_messages m ${where} ORDER BY m.seq ${order === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`,
+    [...params, filter.limit],
+  );
+  return rows.map((row) => ({ ...summary(row), seq: Number(row.seq) }));
+}
+
+/** The seq of the newest captured message (0 when there is none). */
+export async function lastCapturedSeq(db: Pick<Db, 'get'>): Promise<number> {
+  const row = await db.get<{ seq: number | string | null }>('SELECT max(seq) AS seq FROM captured_messages');
+  return Number(row?.seq ?? 0);
+}
+
+/** The seq of a captured message, or undefined when there is none with that id. */
+export async function capturedSeq(db: Pick<Db, 'get'>, id: string): Promise<number | undefined> {
+  const row = await db.get<{ seq: number | string }>('SELECT seq FROM captured_messages WHERE id = ?', [id]);
+  return row ? Number(row.seq) : undefined;
 }
 
 export async function getCapturedMessage(
@@ -90,7 +153,7 @@ export async function getCapturedMessage(
   id: string,
 ): Promise<(CapturedSummary & { raw: Buffer; email_id: string | null }) | undefined> {
   const row = await db.get<CapturedRow & { raw: Buffer; email_id: string | null }>(
-    'SELECT id, envelope_from, header_from, envelope_to_json, subject, size, received_at, raw, email_id FROM captured_messages WHERE id = ?',
+    'SELECT id, envelope_from, header_from, envelope_to_json, subject, size, received_at, project_id, raw, email_id FROM captured_messages WHERE id = ?',
     [id],
   );
   return row ? { ...summary(row), raw: row.raw, email_id: row.email_id } : undefined;

@@ -13,6 +13,8 @@ export interface EmailForMime {
   text_body: string | null;
   html_body: string | null;
   headers_json: string;
+  /** A message submitted over SMTP: delivered as it is instead of composed from the columns. */
+  submitted_raw?: Buffer | null;
 }
 
 export interface PendingRecipient {
@@ -44,8 +46,9 @@ export async function loadDispatchBatch(db: Pick<Db, 'all'>, emailIds: readonly 
   const ids = JSON.stringify(emailIds);
   const [rows, recipients, domainKeys] = await Promise.all([
     db.all<Omit<DispatchEmail, 'pending'>>(
-      `SELECT id, project_id, from_address, to_json, cc_json, reply_to, subject, text_body, html_body, headers_json
-         FROM emails WHERE id IN (SELECT value FROM json_each(?))`,
+      `SELECT e.id, e.project_id, e.from_address, e.to_json, e.cc_json, e.reply_to, e.subject, e.text_body, e.html_body, e.headers_json,
+              s.raw AS submitted_raw
+         FROM emails e LEFT JOIN submissions s ON s.email_id = e.id WHERE e.id IN (SELECT value FROM json_each(?))`,
       [ids],
     ),
     db.all<PendingRecipient & { email_id: string }>(

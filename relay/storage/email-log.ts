@@ -14,6 +14,11 @@ export async function projectOfEmail(db: Pick<Db, 'get'>, emailId: string): Prom
   return (await db.get<{ project_id: string }>('SELECT project_id FROM emails WHERE id = ?', [emailId]))?.project_id;
 }
 
+/** How an email came in: over SMTP submission when its message was submitted, else the HTTP API. */
+export async function sourceOfEmail(db: Pick<Db, 'get'>, emailId: string): Promise<'api' | 'smtp'> {
+  return (await db.get('SELECT 1 AS one FROM submissions WHERE email_id = ?', [emailId])) ? 'smtp' : 'api';
+}
+
 export interface DeliveryAttemptView {
   attempt: number;
   status_code: number | null;

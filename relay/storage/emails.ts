@@ -1,7 +1,7 @@
 // Emails and their recipients.
 import type { RecipientOutcome } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
-import { insertRows, insertValues, runWithRows } from './rows.js';
+import { allStatements, insertRows, insertValues, runWithRows } from './rows.js';
 
 export interface EmailSummaryRow {
   seq: number;
@@ -179,8 +179,18 @@ export function insertRecipients(tx: Queryable, rows: readonly NewRecipientRow[]
   );
 }
 
-/** Erases the bodies of emails terminal at or before `cutoff`; answers how many. */
+/** The messages submitted over SMTP, kept as they came (a raw body each: their statements are issued together). */
+export async function insertSubmissions(tx: Queryable, rows: ReadonlyArray<{ emailId: string; raw: Buffer }>): Promise<void> {
+  await allStatements(rows.map((r) => tx.run('INSERT INTO submissions (email_id, size, raw) VALUES (?, ?, ?)', [r.emailId, r.raw.length, r.raw])));
+}
+
+/** Erases the bodies of emails terminal at or before `cutoff` (a submitted message too); answers how many. */
 export async function eraseBodiesTerminalBefore(tx: Queryable, cutoff: string, now: string): Promise<number> {
+  await tx.run(
+    `UPDATE submissions SET raw = NULL
+     WHERE raw IS NOT NULL AND email_id IN (SELECT id FROM emails WHERE body_erased_at IS NULL AND terminal_at IS NOT NULL AND terminal_at <= ?)`,
+    [cutoff],
+  );
   const { changes } = await tx.run(
     `UPDATE emails SET text_body = NULL, html_body = NULL, body_erased_at = ?
      WHERE body_erased_at IS NULL AND terminal_at IS NOT NULL AND terminal_at <= ?`,

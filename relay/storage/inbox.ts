@@ -15,12 +15,14 @@ export interface InboxSearch {
   subject: string[];
   text: string[];
   unread?: boolean;
+  /** Only this project's messages. */
+  project?: string;
 }
 
 /** An inbox_entries row: the API's InboxEntry with `to` and `read` as the table stores them. */
 type EntryRow = Omit<InboxEntry, 'to' | 'read'> & { message_seq: number; to_text: string; read_at: string | null };
 
-const ENTRY_COLUMNS = 'message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments, email_id, received_at, read_at';
+const ENTRY_COLUMNS = 'message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments, email_id, project_id, received_at, read_at';
 
 function entryView(row: EntryRow): InboxEntry {
   return {
@@ -33,6 +35,7 @@ function entryView(row: EntryRow): InboxEntry {
     size: row.size,
     attachments: row.attachments,
     email_id: row.email_id,
+    project_id: row.project_id,
     received_at: row.received_at,
     read: row.read_at !== null,
   };
@@ -50,8 +53,10 @@ export async function unindexedMessages(db: Pick<Db, 'all'>, limit: number): Pro
 export async function capturedForIndexing(
   db: Pick<Db, 'get'>,
   id: string,
-): Promise<{ seq: number; raw: Buffer; envelope_from: string; envelope_to_json: string; email_id: string | null; received_at: string } | undefined> {
-  return db.get('SELECT seq, raw, envelope_from, envelope_to_json, email_id, received_at FROM captured_messages WHERE id = ?', [id]);
+): Promise<
+  { seq: number; raw: Buffer; envelope_from: string; envelope_to_json: string; email_id: string | null; project_id: string | null; received_at: string } | undefined
+> {
+  return db.get('SELECT seq, raw, envelope_from, envelope_to_json, email_id, project_id, received_at FROM captured_messages WHERE id = ?', [id]);
 }
 
 /** Inserts entries whose message still exists (a delete may have come first); returns those kept. */
@@ -60,8 +65,8 @@ export async function insertInboxEntries(tx: Queryable, entries: readonly NewInb
   for (const { seq, ...e } of entries) {
     const { changes } = await tx.run(
       `INSERT INTO inbox_entries (message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments,
-         email_id, received_at, from_lc, to_lc, subject_lc, snippet_lc)
-       SELECT CAST(? AS BIGINT), ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?
+         email_id, project_id, received_at, from_lc, to_lc, subject_lc, snippet_lc)
+       SELECT CAST(? AS BIGINT), ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?, ?
         WHERE EXISTS (SELECT 1 FROM captured_messages WHERE seq = ?)
        ON CONFLICT DO NOTHING`,
       [
@@ -75,6 +80,7 @@ export async function insertInboxEntries(tx: Queryable, entries: readonly NewInb
         e.size,
         e.attachments,
         e.email_id,
+        e.project_id,
         e.received_at,
         `${e.from_name} ${e.from_address}`.toLowerCase(),
         e.to.toLowerCase(),
@@ -124,6 +130,10 @@ export async function searchInbox(
   for (const term of search.text) contains(['subject_lc', 'from_lc', 'to_lc', 'snippet_lc'], term);
   if (search.unread === true) where.push('e.read_at IS NULL');
   if (search.unread === false) where.push('e.read_at IS NOT NULL');
+  if (search.project !== undefined) {
+    where.push('e.project_id = ?');
+    params.push(search.project);
+  }
 
   let sql: string;
   if (match.length > 0) {
@@ -154,10 +164,15 @@ export async function searchInbox(
   };
 }
 
-export async function countUnread(db: Pick<Db, 'get' | 'dialect'>): Promise<number> {
+/** Unread messages in the whole inbox, or in one project's. */
+export async function countUnread(db: Pick<Db, 'get' | 'dialect'>, project?: string): Promise<number> {
+  if (project !== undefined) {
+    const row = await db.get<{ n: number }>('SELECT count(*) AS n FROM inbox_entries WHERE project_id = ? AND read_at IS NULL', [project]);
+    return Number(row?.n ?? 0);
+  }
   const indexed = db.dialect === 'postgres' ? '' : 'INDEXED BY inbox_unread'; // PostgreSQL picks the partial index itself
   const row = await db.get<{ n: number }>(`SELECT count(*) AS n FROM inbox_entries ${indexed} WHERE read_at IS NULL`);
-  return row?.n ?? 0;
+  return Number(row?.n ?? 0);
 }
 
 export async function getInboxEntry(db: Pick<Db, 'get'>, id: string): Promise<InboxEntry | undefined> {

@@ -71,6 +71,10 @@ export class IdempotencyConflictError extends APIError {
 export class MessageTooLargeError extends APIError {
   override name = 'MessageTooLargeError';
 }
+/** 408 `wait_timeout`: no captured message matched a wait (`admin.messages.wait`) in time; never retried. */
+export class WaitTimeoutError extends APIError {
+  override name = 'WaitTimeoutError';
+}
 /** 422 `validation_error`, with one entry per broken field rule. */
 export class ValidationError extends APIError {
   override name = 'ValidationError';
@@ -158,6 +162,7 @@ const BY_CODE: Record<ErrorCode, APIErrorClass> = {
   method_not_allowed: MethodNotAllowedError,
   idempotency_conflict: IdempotencyConflictError,
   message_too_large: MessageTooLargeError,
+  wait_timeout: WaitTimeoutError,
   validation_error: ValidationError,
   domain_not_verified: DomainNotVerifiedError,
   test_recipient_not_allowed: TestRecipientNotAllowedError,

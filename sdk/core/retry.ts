@@ -31,6 +31,8 @@ export function isRetryable(error: RavenError, idempotent: boolean): boolean {
   // A 429 rate limit means "refused, nothing done": always safe to repeat. A quota_exceeded will
   // not clear before the month changes, so it is never retried.
   if (error.status === 429) return error.code !== 'quota_exceeded';
+  // A wait_timeout is the relay's answer to a wait (nothing came in time), not a lost request.
+  if (error.code === 'wait_timeout') return false;
   if (error.status === 408 || error.status >= 500) return idempotent;
   return false;
 }

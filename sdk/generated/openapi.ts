@@ -69,6 +69,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key's sender domains
+         * @description The domains connected to the key's project, with their verification status: `from` must be
+         *     on one of the `verified` ones (422 `domain_not_verified` otherwise). Any valid key may read
+         *     them (`email:send` or `email:read`); nothing is sent. `ravenctl send` asks it before the
+         *     body is written, so a sender on an unverified domain is refused at the From prompt. Domains
+         *     are connected and verified in the dashboard (`/admin/v1`), not here.
+         */
+        get: operations["listSenderDomains"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/livez": {
         parameters: {
             query?: never;
@@ -457,6 +481,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/messages/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Wait for a captured message
+         * @description Answers at once with the newest captured message that matches (captured after `after` when
+         *     given); otherwise holds the request until one is captured (on any relay sharing the
+         *     database) and answers with it, or with `408 wait_timeout` when none comes within `timeout`
+         *     seconds. Every given filter must hold. A client that goes away frees its wait.
+         */
+        get: operations["adminWaitForMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/messages/{message_id}": {
         parameters: {
             query?: never;
@@ -709,6 +756,28 @@ export interface paths {
          * @description Makes the endpoint's delivery of the event due now (one more attempt, whatever its state).
          */
         post: operations["adminResendWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/submission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How an application connects to SMTP submission
+         * @description The submission listener (CONTRACT section 9) as an application is configured with it: host,
+         *     the port actually bound, the TLS mode, and the user name to give (any is accepted); the
+         *     password is an API key with `email:send`.
+         */
+        get: operations["adminGetSubmission"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1078,6 +1147,8 @@ export interface components {
          *     - `method_not_allowed` 405: known path, wrong method (before authentication).
          *     - `idempotency_conflict` 409: Idempotency-Key reused with a different body.
          *     - `message_too_large` 413: the complete JSON request exceeds 10 MiB.
+         *     - `wait_timeout` 408: admin API, `GET /admin/v1/messages/wait`: no matching message was
+         *       captured before the time-out.
          *     - `validation_error` 422: a field rule, query parameter, Idempotency-Key or cursor is invalid.
          *     - `domain_not_verified` 422: the sender domain is not verified in the key's project.
          *     - `test_recipient_not_allowed` 422: with an `rr_test_` key, a To, CC or BCC address is not on
@@ -1090,7 +1161,7 @@ export interface components {
          *       full); retry after `Retry-After`.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "invalid_api_key" | "unauthorized" | "forbidden" | "production_not_enabled" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "message_too_large" | "validation_error" | "domain_not_verified" | "test_recipient_not_allowed" | "rate_limit_exceeded" | "quota_exceeded" | "internal_error" | "service_unavailable";
+        ErrorCode: "invalid_request" | "invalid_api_key" | "unauthorized" | "forbidden" | "production_not_enabled" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "message_too_large" | "wait_timeout" | "validation_error" | "domain_not_verified" | "test_recipient_not_allowed" | "rate_limit_exceeded" | "quota_exceeded" | "internal_error" | "service_unavailable";
         /** @description One problem found in the request. */
         ErrorDetail: {
             /**
@@ -1227,6 +1298,13 @@ export interface components {
              * @enum {string}
              */
             status?: "pending" | "verified" | "failed" | "duplicate";
+            /**
+             * @description Why the last DNS check did not verify this record, when it did not: nothing published
+             *     at that name (the resolver answered that there is none), other values found there
+             *     (quoted), or no answer from the resolver (its error code, for example `ETIMEOUT`).
+             * @example raven.example.test has "v=spf1 -all", not the expected value
+             */
+            problem?: string;
         };
         /** @description A sender domain connected to a project. */
         Domain: {
@@ -1235,17 +1313,29 @@ export interface components {
             project_id: string;
             /** @example example.test */
             name: string;
-            /** @enum {string} */
-            status: "pending" | "verified";
+            status: components["schemas"]["DomainStatus"];
             records: components["schemas"]["DnsRecord"][];
             created_at: components["schemas"]["Timestamp"];
             verified_at: components["schemas"]["Timestamp"] | null;
             /** @description When DNS was last checked (verify, or the periodic recheck), on the relay clock. */
             last_checked_at: components["schemas"]["Timestamp"] | null;
         };
+        /**
+         * @description `verified` when every required DNS record checked out (or forced in development), else `pending`.
+         * @enum {string}
+         */
+        DomainStatus: "pending" | "verified";
         /** @description A project's domains. */
         DomainList: {
             domains: components["schemas"]["Domain"][];
+        };
+        /** @description The domains of an API key's project (`GET /v1/domains`), sorted by name. */
+        SenderDomainList: {
+            domains: {
+                /** @example example.test */
+                name: string;
+                status: components["schemas"]["DomainStatus"];
+            }[];
         };
         /**
          * @description `email:send` sends and reads the emails the key created; `email:read` reads every email of the project.
@@ -1416,6 +1506,8 @@ export interface components {
             received_at: components["schemas"]["Timestamp"];
             /** @description The size of the raw message in bytes. */
             size: number;
+            /** @description The project the message belongs to: the project of the email a relay delivery carried, or of the API key a sink client authenticated with (AUTH); null when the relay cannot tell. */
+            project_id: string | null;
         };
         /** @description Captured messages, newest first. */
         CapturedMessageList: {
@@ -1436,6 +1528,8 @@ export interface components {
             received_at: components["schemas"]["Timestamp"];
             /** @description The size of the raw message in bytes. */
             size: number;
+            /** @description The project the message belongs to: the project of the email a relay delivery carried, or of the API key a sink client authenticated with (AUTH); null when the relay cannot tell. */
+            project_id: string | null;
             /** @description The message headers in order, as `[name, value]` pairs (values unfolded, decoded). */
             headers: [
                 string,
@@ -1454,6 +1548,15 @@ export interface components {
             remote_resources: number;
             /** @description The envelope recipients whose local part selects a simulated outcome. */
             simulated_outcomes: components["schemas"]["SimulatedOutcome"][];
+            /** @description Every http/https link: the HTML part's `<a href>` with its text, in order, then the text part's URLs not already listed (their text is the URL); each URL once. */
+            links: components["schemas"]["MessageLink"][];
+            /** @description The one-time codes the message shows, in order (the heuristic is in the README). */
+            codes: string[];
+        };
+        MessageLink: {
+            url: string;
+            /** @description The link's text (tags removed, spaces collapsed), or the URL for a link of the text part. */
+            text: string;
         };
         /** @description Exactly one of `token` (the admin token) or `signin_link` (the nonce of the start-up link). */
         SignInRequest: {
@@ -1481,13 +1584,15 @@ export interface components {
             attachments: number;
             /** @description The API email (`em_...`) this message delivered, when it came from the relay's worker. */
             email_id: string | null;
+            /** @description The project the message belongs to: the project of the email a relay delivery carried, or of the API key a sink client authenticated with (AUTH); null when the relay cannot tell. */
+            project_id: string | null;
             received_at: components["schemas"]["Timestamp"];
             read: boolean;
         };
         InboxPage: {
             messages: components["schemas"]["InboxEntry"][];
             next_cursor: string | null;
-            /** @description Unread messages in the whole inbox. */
+            /** @description Unread messages in the whole inbox, or in the project's with `project`. */
             unread: number;
         };
         MarkReadRequest: {
@@ -1539,6 +1644,11 @@ export interface components {
         AdminEmailDetail: {
             email: components["schemas"]["EmailDetail"];
             project_id: string;
+            /**
+             * @description How the email came in, `POST /v1/emails` (api) or SMTP submission (smtp).
+             * @enum {string}
+             */
+            source: "api" | "smtp";
             deliveries: components["schemas"]["EventDelivery"][];
         };
         DailyUsage: {
@@ -1558,6 +1668,18 @@ export interface components {
         AdvanceClockRequest: {
             /** @description Whole seconds; the clock may not pass 9999-12-31T23:59:59.999Z (422). */
             seconds: number;
+        };
+        SubmissionSettings: {
+            /** @description The public host name when one is configured, else the address the listener is bound to. */
+            host: string;
+            port: number;
+            /**
+             * @description STARTTLS offered (AUTH only after it), TLS from the first byte, or none (AUTH in plain text, loopback only).
+             * @enum {string}
+             */
+            tls: "starttls" | "implicit" | "none";
+            /** @description The user name to configure; it is not checked. */
+            username: string;
         };
         /** @description The relay's clock (real time plus the test offset). */
         Clock: {
@@ -2049,6 +2171,42 @@ export interface operations {
             401: components["responses"]["InvalidApiKey"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSenderDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's sender domains, by name. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "domains": [
+                     *         {
+                     *           "name": "example.test",
+                     *           "status": "verified"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SenderDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["InvalidApiKey"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2782,6 +2940,8 @@ export interface operations {
             query?: {
                 /** @description Only messages with this envelope recipient (case-insensitive). */
                 to?: string;
+                /** @description Only messages of this project (`prj_...`); an unknown project is a `validation_error`. */
+                project?: string;
                 /** @description At most this many messages. */
                 limit?: number;
             };
@@ -2828,6 +2988,60 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminWaitForMessage: {
+        parameters: {
+            query?: {
+                /** @description An envelope recipient (case-insensitive, the exact address). */
+                to?: string;
+                /** @description A case-insensitive substring of the decoded subject. */
+                subject?: string;
+                /** @description Only messages of this project (`prj_...`); an unknown project is a `validation_error`. */
+                project?: string;
+                /** @description A captured message id; only messages captured after that one match. An unknown id is a `validation_error`. */
+                after?: string;
+                /** @description Seconds to wait for a message. */
+                timeout?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The matching message, parsed. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapturedMessage"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            /** @description `wait_timeout`: no matching message was captured in time. */
+            408: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "wait_timeout",
+                     *         "message": "No matching message was captured within 30 seconds."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["ValidationError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3005,6 +3219,8 @@ export interface operations {
         parameters: {
             query?: {
                 q?: string;
+                /** @description Only messages of this project (`prj_...`); an unknown project is a `validation_error`. */
+                project?: string;
                 /** @description The `next_cursor` of the previous page (with the same `q`). */
                 cursor?: string;
                 limit?: number;
@@ -3298,6 +3514,29 @@ export interface operations {
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetSubmission: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The submission settings. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubmissionSettings"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            500: components["responses"]["InternalError"];
         };
     };
     adminGetClock: {

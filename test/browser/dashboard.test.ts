@@ -65,6 +65,20 @@ describe('dashboard operations', () => {
     await context.close();
   });
 
+  it("the keys page shows how to configure an application for SMTP submission, with copy buttons", async () => {
+    const { context, page } = await newPage(env.b);
+    await signIn(page, env.t);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    const panel = page.locator('[data-submission]');
+    await panel.getByRole('heading', { name: 'Send over SMTP' }).waitFor();
+    const text = await panel.innerText();
+    assert.ok(text.includes(String(env.t.relay.submission.port)), text);
+    assert.ok(text.includes(`smtp://127.0.0.1:${env.t.relay.submission.port}`), text);
+    assert.match(text, /raven/);
+    assert.ok((await panel.getByRole('button', { name: 'Copy' }).count()) >= 4, 'a copy button for host, port, username and URL');
+    await context.close();
+  });
+
   it('adds a domain and shows its DNS records with a copy button per value', async () => {
     const { context, page } = await newPage(env.b);
     await signIn(page, env.t);

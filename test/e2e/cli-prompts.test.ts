@@ -3,15 +3,13 @@
 // editor, and the email is sent.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { ravenctl, ravenctlCommand, ravenctlEnv } from '../helpers/ravenctl.js';
+import { ravenctl } from '../helpers/ravenctl.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
+import { inTerminal } from '../helpers/terminal.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(path.join(tmpdir(), 'ravenctl-prompts-'));
 let t: TestRelay;
 before(async () => {
@@ -27,34 +25,22 @@ test('send asks for from, subject and body in a terminal, checks each answer as 
   // The "editor": writes a multi-line body into the file it is given, as a person would.
   const editor = path.join(dir, 'editor.sh');
   writeFileSync(editor, `#!/bin/sh\nprintf 'Hello Ada,\\n\\nwritten in an editor.\\n' > "$1"\n`, { mode: 0o755 });
-  // No CI in the environment: the CLI never prompts under CI.
-  const env = ravenctlEnv({ EDITOR: editor, TERM: process.env.TERM ?? 'xterm', TMPDIR: process.env.TMPDIR });
-  const command = ravenctlCommand(['send', '--api-key', t.apiKey, '--base-url', t.url, '--to', `pty@${t.domain}`])
-    .map((word) => `'${word}'`)
-    .join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { env, cwd: root });
-  context.signal.addEventListener('abort', () => child.kill());
-  // Ctrl-U clears what was typed, as a person fixing a refused answer would.
   const answers: Array<[RegExp, string]> = [
     [/From \(/, 'not-an-address\r'],
+    // Ctrl-U clears what was typed, as a person fixing a refused answer would.
     [/must be an address or Name <address>/, `\u0015Pty <pty@${t.domain}>\r`], // the relay's own message
     [/Subject/, 'Typed in a terminal\r'],
     [/Body/, '\r'], // the first choice: text
     [/Text body, written in your editor/, '\r'], // Enter opens the editor
   ];
-  let screen = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    screen += d;
-    const next = answers[0];
-    if (next && next[0].test(screen)) {
-      answers.shift();
-      screen = '';
-      child.stdin.write(next[1]);
-    }
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  assert.equal(code, 0, screen);
-  assert.equal(answers.length, 0, 'every prompt was shown');
+  const run = await inTerminal(
+    ['send', '--api-key', t.apiKey, '--base-url', t.url, '--to', `pty@${t.domain}`],
+    { EDITOR: editor, TMPDIR: process.env.TMPDIR },
+    answers,
+    context.signal,
+  );
+  assert.equal(run.code, 0, run.screen);
+  assert.equal(run.unanswered, 0, 'every prompt was shown');
   const list = await t.api('GET', `/v1/emails?recipient=pty@${t.domain}`);
   assert.equal(list.body.emails.length, 1);
   assert.equal(list.body.emails[0].subject, 'Typed in a terminal');

@@ -33,6 +33,8 @@ describe('ravenctl relay start', () => {
     assert.equal(ready.status, 'ready');
     assert.match(ready.http_url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.match(ready.smtp_url, /^smtp:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(ready.submission_url, /^smtp:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(ready.submission_port, 7587, 'beside ports given by flag, a free submission port');
     assert.equal(ready.data_dir, dataDir);
     assert.match(ready.admin_token, /\S{16,}/);
     assert.match(ready.bootstrap.api_key, /^rr_test_/);
@@ -71,7 +73,7 @@ describe('ravenctl relay start', () => {
         }
       });
     });
-    assert.match(stdout, /^Raven relay ready\n {2}HTTP +http:\/\/127\.0\.0\.1:\d+\n {2}SMTP +smtp:\/\/127\.0\.0\.1:\d+\n {2}Data +\S+\n/);
+    assert.match(stdout, /^Raven relay ready\n {2}HTTP +http:\/\/127\.0\.0\.1:\d+\n {2}SMTP +smtp:\/\/127\.0\.0\.1:\d+\n {2}Submission +smtp:\/\/127\.0\.0\.1:\d+ .*\n {2}Data +\S+\n/);
     assert.match(stdout, /\n {2}Dashboard +http:\/\/127\.0\.0\.1:\d+\/#signin=[\w-]+ {2}\(a one-time sign-in link/, 'the one-time dashboard link');
     assert.match(stdout, /\n {2}Admin token +set by --admin-token, RAVEN_ADMIN_TOKEN or --config\n/);
     assert.doesNotMatch(stdout, /given-token/, 'a token given by flag is not printed');
@@ -99,12 +101,14 @@ describe('ravenctl relay start', () => {
 
     const http = /HTTP +(http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1]!;
     const smtp = /SMTP +(smtp:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1]!;
+    const submission = /Submission +(smtp:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1]!;
     // What differs between runs becomes what README shows: its paths, default ports and elided secrets.
     const printed = (stdout + 'Press Ctrl-C to stop.\n')
       .replaceAll(join(home, '.raven'), '/home/me/raven/.raven')
       .replaceAll(` --base-url ${http}`, '')
       .replaceAll(http, 'http://127.0.0.1:7700')
       .replaceAll(smtp, 'smtp://127.0.0.1:7725')
+      .replaceAll(submission, 'smtp://127.0.0.1:7587')
       .replace(/#signin=[\w-]+/, '#signin=...')
       .replace(/\b(rat|rr_test|ws|prj|key)_[\w-]+/g, '$1_...');
     const readme = readFileSync(join(root, 'README.md'), 'utf8');

@@ -17,11 +17,12 @@ const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 let t: TestRelay;
 let dir: string;
+let tarball: string;
 
 before(async () => {
   t = await startTestRelay();
   dir = await mkdtemp(path.join(tmpdir(), 'raven-sdk-consumer-'));
-  const tarball = await packSdk(dir);
+  tarball = await packSdk(dir);
   await installPackedSdk(dir, tarball);
   const body = (from: string) =>
     `{ from: 'App <app@${t.domain}>', to: 'user@${t.domain}', subject: 'from ${from}', text: 'hi' }`;
@@ -111,4 +112,65 @@ test("the relay's own tarball bundles the SDK, so `npm install -g raven-0.1.0.tg
   for (const entry of ['node_modules/raven-email-sdk/dist/esm/index.js', 'node_modules/raven-email-sdk/dist/cjs/index.js', 'dist/cli/main.js']) {
     assert.ok(files.includes(entry), `${entry} is in the tarball`);
   }
+});
+
+const sdkReadme = () => readFile(path.join(root, 'sdk/README.md'), 'utf8');
+
+test("the SDK README's install lines: a path dependency that works offline, and the tarball npm pack names", async () => {
+  const block = /<!-- sdk-install:[^\n]*-->\n```sh\n([\s\S]*?)```/.exec(await sdkReadme())![1]!;
+  const lines = block.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+  const checkout = root.replace(/\/$/, '');
+  assert.deepEqual(lines, [
+    'npm install /path/to/raven/sdk',
+    '(cd /path/to/raven/sdk && npm pack)',
+    `npm install /path/to/raven/sdk/${tarball}`,
+  ], 'the tarball named is the one npm pack writes');
+
+  // The path dependency, run as written from an empty application (no registry needed).
+  const app = await mkdtemp(path.join(tmpdir(), 'raven-sdk-path-dep-'));
+  try {
+    await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    const [npm, ...args] = lines[0]!.replace('/path/to/raven', checkout).split(' ');
+    await run(npm!, [...args, '--offline', '--no-audit', '--no-fund'], { cwd: app, env: npmEnv() });
+    await writeFile(path.join(app, 'send.js'), `import { Raven } from 'raven-email-sdk';
+const raven = new Raven({ apiKey: process.env.KEY, baseUrl: process.env.URL });
+console.log(JSON.stringify(await raven.emails.send({ from: 'App <app@${t.domain}>', to: 'user@${t.domain}', subject: 'path dependency', text: 'hi' })));\n`);
+    const { stdout } = await run(process.execPath, ['send.js'], { cwd: app, env: { ...process.env, KEY: t.apiKey, URL: t.url } });
+    assert.equal(JSON.parse(stdout).status, 'queued');
+  } finally {
+    await rm(app, { recursive: true, force: true });
+  }
+});
+
+/**
+ * Names a README block may use without defining them (defined in an earlier block, or by the
+ * reader's own application), declared with their real types so the block still type-checks strictly.
+ */
+const README_GIVENS: Record<string, string> = {
+  raven: 'declare const raven: import("raven-email-sdk").Raven;',
+  id: 'declare const id: string;',
+  userId: 'declare const userId: string;',
+  params: 'declare const params: import("raven-email-sdk").SendEmailParams;',
+  express: 'declare const express: { raw(options: { type: string }): unknown };',
+  app: `declare const app: { post(path: string, middleware: unknown, handler: (
+  req: { body: Buffer; headers: Record<string, string | string[] | undefined> },
+  res: { sendStatus(code: number): void; status(code: number): { send(body: string): void } },
+) => void): void };`,
+};
+
+test("every TypeScript block of the SDK README type-checks against the packed declarations (signWebhook's included)", async () => {
+  const blocks = [...(await sdkReadme()).matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  assert.ok(blocks.some((b) => b.includes('signWebhook(')), 'the README shows signWebhook');
+  const files: string[] = [];
+  for (const [i, block] of blocks.entries()) {
+    const defines = (name: string) =>
+      new RegExp(`\\b(const|let)\\s+(${name}\\b|\\{[^}]*\\b${name}\\b[^}]*\\})|\\bimport\\s+(${name}\\b|\\{[^}]*\\b${name}\\b)`).test(block);
+    const uses = (name: string) => new RegExp(`\\b${name}\\b`).test(block);
+    const givens = Object.entries(README_GIVENS).filter(([name]) => uses(name) && !defines(name)).map(([, declaration]) => declaration);
+    const file = `readme-${i + 1}.mts`;
+    await writeFile(path.join(dir, file), `${givens.join('\n')}\n${block}\nexport {};\n`);
+    files.push(file);
+  }
+  const failure = await tsc(...files).then(() => undefined, (error: { stdout: string }) => error.stdout);
+  assert.equal(failure, undefined, failure);
 });

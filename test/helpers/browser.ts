@@ -39,8 +39,16 @@ export async function launchBrowser(): Promise<TestBrowser> {
   };
 }
 
-export async function newPage(b: TestBrowser, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await b.browser.newContext({ colorScheme, viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+export const DESKTOP = { width: 1280, height: 800 };
+
+export async function newPage(
+  b: TestBrowser,
+  colorScheme: 'light' | 'dark' = 'light',
+  viewport: { width: number; height: number } = DESKTOP,
+): Promise<{ context: BrowserContext; page: Page }> {
+  // A phone-sized viewport is a touch screen too (hover never fires, taps do).
+  const phone = viewport.width < 600;
+  const context = await b.browser.newContext({ colorScheme, viewport, acceptDownloads: true, hasTouch: phone, isMobile: phone, deviceScaleFactor: phone ? 2 : 1 });
   const page = await context.newPage();
   return { context, page };
 }
@@ -54,10 +62,10 @@ export async function signIn(page: Page, t: TestRelay): Promise<void> {
 }
 
 /** A screenshot kept as a test artifact (test-artifacts/screenshots/, not committed). */
-export async function screenshot(page: Page, name: string): Promise<void> {
+export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
   await mkdir(ARTIFACTS, { recursive: true });
   const scheme = await page.evaluate(() => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${scheme}.png`), fullPage: false });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${scheme}.png`), fullPage: options.fullPage ?? false });
 }
 
 /** A relay and a browser for the tests of one describe(), started before and stopped after them. */

@@ -22,6 +22,7 @@ import type { RelayServices } from '../../relay/services.js';
 import { startSmtpSink, type SmtpSink, type SmtpSinkOptions } from '../../relay/smtp/sink-server.js';
 import { openStorage } from '../../relay/storage/open.js';
 import { TEST_BACKEND, freshPostgresDatabase } from './backend.js';
+import { MessageWaits } from '../../relay/inbox/message-waits.js';
 import { AuthFailures } from '../../relay/auth-failures.js';
 import { DashboardSessions } from '../../relay/dashboard/sessions.js';
 
@@ -93,6 +94,7 @@ export async function startHarness(
     metrics: new Metrics(),
     adminToken: 'harness-admin-token',
     sessions: new DashboardSessions(db, 'harness-admin-token'),
+    messageWaits: new MessageWaits({ db, bus, log: createLogger('error') }),
     adminTokenFailures: new AuthFailures(() => clock.nowMs()),
     health: { database: true, http: false, smtp: false, worker: false },
   };

@@ -48,7 +48,12 @@ function replyError(reply: UpstreamReply): Error & { responseCode: number } {
   return Object.assign(new Error(reply.message), { responseCode: reply.code });
 }
 
-export async function startFakeUpstream(script: UpstreamScript = {}): Promise<FakeUpstream> {
+export interface FakeUpstreamOptions {
+  /** Offer STARTTLS with this certificate (tls-cert.ts makes a self-signed one). */
+  tls?: { key: Buffer; cert: Buffer };
+}
+
+export async function startFakeUpstream(script: UpstreamScript = {}, options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
   const received: UpstreamMessage[] = [];
   const read: UpstreamMessage[] = [];
   const rcpts: string[] = [];
@@ -67,7 +72,7 @@ export async function startFakeUpstream(script: UpstreamScript = {}): Promise<Fa
 
   const server = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['STARTTLS'],
+    ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : { disabledCommands: ['STARTTLS'] }),
     logger: false,
     closeTimeout: 1_000,
     onConnect(session, callback) {

@@ -2,6 +2,7 @@
 // this process; POST /admin/v1/domains/{id}/verify reports each record, a second SPF record at the
 // MAIL FROM host is `duplicate`, DMARC is recommended only, and the periodic recheck verifies a
 // pending domain once its records appear. A name raced onto one project is connected once.
+import dgram from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { publishRecords, startDnsServer, type DnsAnswer, type TestDnsServer } from '../helpers/dns-server.js';
@@ -150,6 +151,25 @@ describe('POST /admin/v1/domains/{id}/verify against the configured resolver', (
     assert.equal(again.body.status, 'verified');
     assert.equal(statuses(again.body.records).dkim, 'failed', 'the records show the latest check');
   });
+
+  test('a failed record says why: nothing published at its name, or the other value found there', async () => {
+    const t = relay();
+    const domain = await connect(t);
+    publish(domain.records, { skip: ['mail_from_mx'] });
+    const dkim = domain.records.find((r) => r.purpose === 'dkim')!;
+    dns.set(dkim.name, [{ type: 'TXT', value: 'v=DKIM1; k=rsa; p=WRONG' }]);
+    const res = await t.admin('POST', `/admin/v1/domains/${domain.id}/verify`);
+    assert.equal(res.status, 200, res.text);
+    const problem = (purpose: string) => res.body.records.find((r: Record & { problem?: string }) => r.purpose === purpose).problem;
+    assert.equal(problem('dkim'), `${dkim.name} has "v=DKIM1; k=rsa; p=WRONG", not the expected value`);
+    assert.match(problem('mail_from_mx'), new RegExp(`^no MX record at raven\\.${domain.name.replace(/\./g, '\\.')} \\(the resolver answered ENODATA\\): publish it$`));
+    assert.equal(problem('mail_from_spf'), undefined, 'a verified record has no problem');
+
+    publish(domain.records);
+    const again = await t.admin('POST', `/admin/v1/domains/${domain.id}/verify`);
+    assert.equal(again.body.status, 'verified');
+    assert.ok(again.body.records.every((r: { problem?: string }) => r.problem === undefined), 'the problems go once the records check out');
+  });
 });
 
 async function waitForDomain(t: TestRelay, id: string, done: (domain: any) => boolean): Promise<any> {
@@ -224,5 +244,30 @@ describe('POST /admin/v1/projects/{id}/domains', () => {
     }
     const list = await relay().admin('GET', `/admin/v1/projects/${relay().projectId}/domains`);
     assert.equal(list.body.domains.filter((d: { name: string }) => d.name === name).length, 1);
+  });
+});
+
+describe('a resolver that does not answer', () => {
+  // A UDP port nobody listens on: the resolver's queries are refused, never answered.
+  let t: TestRelay;
+  before(async () => {
+    const socket = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    const port = socket.address().port;
+    await new Promise<void>((resolve) => socket.close(() => resolve()));
+    t = await startTestRelay({ flags: { dnsServer: [`127.0.0.1:${port}`] }, overrides: (config) => void (config.dns.recheckIntervalSeconds = 0) });
+  });
+  after(async () => {
+    await t.stop();
+  });
+
+  test('verify says the resolver gave no answer (not that the record is missing)', { timeout: 120_000 }, async () => {
+    const domain = await connect(t);
+    const res = await t.admin('POST', `/admin/v1/domains/${domain.id}/verify`);
+    assert.equal(res.status, 200, res.text);
+    for (const record of res.body.records as Array<Record & { problem: string }>) {
+      assert.equal(record.status, 'failed');
+      assert.match(record.problem, new RegExp(`^the resolver gave no answer for ${record.type} ${record.name.replace(/\./g, '\\.')} \\(E[A-Z]+\\): check dns\\.servers or retry$`));
+    }
   });
 });

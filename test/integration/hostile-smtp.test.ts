@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import nodemailer from 'nodemailer';
 import { openRawSmtp, type RawSmtp } from '../helpers/smtp-raw.js';
+import { plainMessage, submitOnce } from '../helpers/submission.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 const LIMIT = 64 * 1024;
@@ -462,5 +463,52 @@ describe('text neither backend can store, in captured mail (issue 20)', () => {
     assert.match(await c.command(`MAIL FROM:<${SENDER}>`), /^250 /);
     for (const long of [`${letters(3000)}@sink.test`, `a@${longDomain}.test`]) assert.match(await c.command(`RCPT TO:<${long}>`), /^501 /);
     await assertStillServing(t);
+  });
+});
+
+describe('text neither backend can store, in SMTP submission (issue 20)', () => {
+  let t: TestRelay;
+  before(async () => {
+    t = await startTestRelay();
+  });
+  after(() => t.stop());
+
+  const message = (subject: string, extra: string[] = [], body = 'body') =>
+    plainMessage({ from: `App <app@${t.domain}>`, to: `user@${t.domain}`, subject, extra, body });
+
+  test('a NUL in the Subject (raw or encoded) is 550 5.6.0 validation_error, the same on both backends', async () => {
+    const nul = Buffer.from('a\0b').toString('base64');
+    for (const given of [message('pay\0day'), message(`=?utf-8?B?${nul}?=`)]) {
+      const reply = await submitOnce(t, t.apiKey, [`user@${t.domain}`], given);
+      assert.match(reply, /^550 5\.6\.0 validation_error: .*subject/, `${JSON.stringify(given)}: ${reply}`);
+    }
+  });
+
+  test('an Idempotency-Key header with a NUL or past 128 characters is 550 5.6.0 validation_error, stored nowhere', async () => {
+    for (const key of ['a\0b', 'k'.repeat(129)]) {
+      const reply = await submitOnce(t, t.apiKey, [`user@${t.domain}`], message('keyed', [`Idempotency-Key: ${key}`]));
+      assert.match(reply, /^550 5\.6\.0 validation_error: /, `${JSON.stringify(key.slice(0, 10))}: ${reply}`);
+    }
+  });
+
+  test('a NUL in the From display name is not kept in the email\'s from (the address parser drops it)', async () => {
+    const reply = await submitOnce(t, t.apiKey, [`user@${t.domain}`], plainMessage({ from: `"Ap\0p" <app@${t.domain}>`, to: `user@${t.domain}` }));
+    const id = /^250 2\.0\.0 (em_\w+) queued$/.exec(reply)?.[1];
+    assert.ok(id, reply);
+    const email = await t.api('GET', `/v1/emails/${id}`);
+    assert.equal(email.status, 200, email.text);
+    assert.ok(!email.body.from.includes('\u0000'), email.body.from);
+  });
+
+  test('a NUL in another header or the body is kept as submitted: queued, delivered and captured byte for byte', async () => {
+    const given = message('kept', ['X-Order: 4\x002'], 'line with a NUL \0 in it');
+    const reply = await submitOnce(t, t.apiKey, [`user@${t.domain}`], given);
+    const id = /^250 2\.0\.0 (em_\w+) queued$/.exec(reply)?.[1];
+    assert.ok(id, reply);
+    const email = await t.waitForFinal(id);
+    assert.equal(email.status, 'delivered');
+    const [captured] = (await t.admin('GET', `/admin/v1/messages?to=${encodeURIComponent(`user@${t.domain}`)}`)).body.messages;
+    const raw = await fetch(`${t.url}/admin/v1/messages/${captured.id}/raw`, { headers: { authorization: `Bearer ${t.adminToken}` } });
+    assert.ok(Buffer.from(await raw.arrayBuffer()).includes(Buffer.from('X-Order: 4\x002\r\n')), 'the header as submitted');
   });
 });

@@ -56,6 +56,7 @@ test('every family has HELP and TYPE; counters start at zero', async () => {
     ['raven_webhook_attempts_total', 'counter'],
     ['raven_queue_jobs', 'gauge'],
     ['raven_domains', 'gauge'],
+    ['raven_message_waits', 'gauge'],
     ['raven_up', 'gauge'],
   ]) {
     assert.match(s.text, new RegExp(`^# HELP ${name} \\S.*$`, 'm'), `HELP ${name}`);

@@ -280,7 +280,10 @@ describe('upstream answers and their outcomes', () => {
     assert.equal(detail.status, 'failed');
     assert.deepEqual(detail.recipients.map((x: any) => x.status), ['failed']);
     assert.deepEqual(eventTypes(detail), [...DELIVERY_RETRY_BACKOFF_SECONDS.map(() => 'email.delivery_delayed'), 'email.failed']);
-    assert.deepEqual(detail.events.at(-1).payload, { recipient: address, reason: 'retries_exhausted', attempts });
+    // The last delay's reason, as a fixed phrase with the reply's codes, never the server's words.
+    assert.deepEqual(detail.events.at(-1).payload, { recipient: address, reason: 'retries_exhausted', attempts, last_reason: 'temporarily refused by the server: 451 4.4.5' });
+    assert.equal(detail.events.find((e: any) => e.type === 'email.delivery_delayed').payload.reason, 'temporarily refused by the server: 451 4.4.5');
+    assert.doesNotMatch(JSON.stringify(detail.events), /Insufficient system storage/);
     assert.equal(upstream.rcpts.filter((a) => a === address).length, attempts, 'one RCPT per attempt');
     assert.deepEqual(await r.suppressionsOf(address), []);
   });

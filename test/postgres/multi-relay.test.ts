@@ -3,6 +3,8 @@
 // (each attempt made by one relay). Issue 14, "Several relays, one database".
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import nodemailer from 'nodemailer';
+import type { RelayProcess } from '../helpers/relay-process.js';
 import { startReceiver, type Receiver } from '../helpers/webhooks.js';
 import { call } from '../helpers/start-relay.js';
 import { ADMIN_TOKEN, inParallel, startCluster, waitFor, type Cluster } from '../helpers/postgres-cluster.js';
@@ -98,6 +100,28 @@ describe('dashboard sessions across relays', () => {
   });
   after(async () => {
     await cluster?.stop();
+  });
+
+  test("a wait on one relay is woken by a message another relay's sink captures", async () => {
+    const [a, b] = cluster.relays as [RelayProcess, RelayProcess];
+    const to = `cross-relay-${Date.now()}@elsewhere.test`;
+    const waiting = call(a.httpUrl, 'GET', `/admin/v1/messages/wait?to=${to}&timeout=60`, { token: ADMIN_TOKEN });
+    // Sent only once relay a holds the wait (its /metrics gauge), so only a wake-up can answer it.
+    await waitFor('the wait is open on relay a', async () => {
+      const res = await call(a.httpUrl, 'GET', '/metrics');
+      return /^raven_message_waits 1$/m.test(res.text);
+    });
+    const sink = new URL(String(b.ready.smtp_url));
+    const transport = nodemailer.createTransport({ host: sink.hostname, port: Number(sink.port), ignoreTLS: true });
+    try {
+      await transport.sendMail({ from: 'app@elsewhere.test', to, subject: 'Across relays', text: 'Your code is 482913.' });
+    } finally {
+      transport.close();
+    }
+    const woken = await waiting;
+    assert.equal(woken.status, 200, woken.text);
+    assert.equal(woken.body.subject, 'Across relays');
+    assert.deepEqual(woken.body.codes, ['482913']);
   });
 
   test('a session opened on one relay works on the others and ends on all at sign-out; a printed link works once anywhere', async () => {

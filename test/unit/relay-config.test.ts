@@ -82,6 +82,17 @@ test('smtpTls and publicHostname: file, environment, flags', () => {
   rejects(() => resolveConfig({ config: configFile({ smtpTls: { cert: '/x' } }) }, {}), /unknown config key "smtpTls\.cert"/);
 });
 
+test('submissionPort: 7587 beside the default ports, a free one when the HTTP or SMTP port is set and it is not (CONTRACT section 9)', () => {
+  assert.equal(resolveConfig({}, {}).submissionPort, 7587);
+  assert.equal(resolveConfig({ port: 7800 }, {}).submissionPort, 0);
+  assert.equal(resolveConfig({}, { RAVEN_SMTP_PORT: '7825' }).submissionPort, 0);
+  assert.equal(resolveConfig({ config: configFile({ port: 7800 }) }, {}).submissionPort, 0);
+  assert.equal(resolveConfig({ port: 7800, submissionPort: 7887 }, {}).submissionPort, 7887);
+  assert.equal(resolveConfig({ port: 7800 }, { RAVEN_SUBMISSION_PORT: '7888' }).submissionPort, 7888);
+  assert.equal(resolveConfig({ config: configFile({ submissionPort: 587 }) }, {}).submissionPort, 587);
+  rejects(() => resolveConfig({ submissionPort: '70000' }, {}), /submission port must be a port number/);
+});
+
 test('an upstream URL from the environment keeps requireTLS and pool from the file', () => {
   const file = configFile({ delivery: { provider: 'smtp', smtp: { requireTLS: true, pool: 2 } } });
   const config = resolveConfig({ config: file }, { RAVEN_UPSTREAM: 'smtp://user:p%40ss@smtp.provider.example:2587' });
@@ -149,4 +160,13 @@ test('the README shows examples/raven.json as committed', () => {
   const block = /```json\n([\s\S]*?)\n```/.exec(section);
   assert.ok(block, 'a json block in the Production section');
   assert.deepEqual(JSON.parse(block[1]!), JSON.parse(readFileSync(example('raven.json'), 'utf8')));
+});
+
+test('the upstream CA: delivery.smtp.ca in the file, RAVEN_UPSTREAM_CA_FILE over it, --upstream-ca over both; kept by an upstream URL', () => {
+  const file = configFile({ delivery: { provider: 'smtp', smtp: { host: 'smtp.example', port: 587, ca: '/etc/raven/file-ca.pem' } } });
+  assert.equal(resolveConfig({ config: file }, {}).delivery.smtp?.ca, '/etc/raven/file-ca.pem');
+  assert.equal(resolveConfig({ config: file }, { RAVEN_UPSTREAM: 'smtp://u:p@other.example:587' }).delivery.smtp?.ca, '/etc/raven/file-ca.pem');
+  assert.equal(resolveConfig({ config: file }, { RAVEN_UPSTREAM_CA_FILE: '/env-ca.pem' }).delivery.smtp?.ca, '/env-ca.pem');
+  assert.equal(resolveConfig({ config: file, upstreamCa: '/flag-ca.pem' }, { RAVEN_UPSTREAM_CA_FILE: '/env-ca.pem' }).delivery.smtp?.ca, '/flag-ca.pem');
+  assert.throws(() => resolveConfig({ upstreamCa: '/flag-ca.pem' }, {}), (e: Error) => e instanceof ConfigError && /--upstream-ca .*needs an upstream/.test(e.message));
 });

@@ -27,6 +27,7 @@ import {
   RavenAdmin,
   RavenError,
   ServiceUnavailableError,
+  WaitTimeoutError,
   TestRecipientNotAllowedError,
   TimeoutError,
   ValidationError,
@@ -300,6 +301,12 @@ describe('retries', () => {
     script((_q, res) => json(res, 408, { error: { code: 'request_timeout', message: 'slow' } }), queued);
     await client().emails.send(EMAIL);
     assert.equal(seen.length, 2);
+  });
+
+  test('408 wait_timeout is the answer to a wait, never retried', async () => {
+    script((_q, res) => apiError(res, 408, 'wait_timeout'), queued);
+    await assert.rejects(client().emails.send(EMAIL), WaitTimeoutError);
+    assert.equal(seen.length, 1);
   });
 
   test('maxRetries 0 disables retries; the per-call option overrides the client', async () => {

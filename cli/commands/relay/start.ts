@@ -13,6 +13,9 @@ import { SETTINGS, type Setting, type SettingFlags } from '../../../relay/settin
 
 type Options = Partial<SettingFlags>;
 
+/** What the banner says of the submission port's TLS. */
+const SUBMISSION_TLS = { starttls: 'STARTTLS', implicit: 'implicit TLS', none: 'no TLS' } as const;
+
 /** How long a graceful stop may take before the process exits anyway. */
 const FORCED_EXIT_MS = 10_000;
 
@@ -40,10 +43,21 @@ export function register(cmd: Command): void {
       for (const [key, value] of Object.entries(opts)) if (value !== undefined) flags[key] = value;
 
       const { startRelay } = await import('../../../relay/app.js');
-      const relay = await startRelay({ flags, env: process.env });
+      // Start-up reads as one banner, then logs: lines logged while starting wait until the banner
+      // is out (or the start failed, whose logs then come before its error).
+      const logs = heldLines((line) => process.stderr.write(line));
+      let relay: Awaited<ReturnType<typeof startRelay>>;
+      try {
+        relay = await startRelay({ flags, env: process.env, logWrite: logs.write });
+      } catch (error) {
+        logs.release();
+        throw error;
+      }
 
       const http = new URL(relay.httpUrl);
-      const smtpUrl = `smtp://${relay.smtpHost.includes(':') ? `[${relay.smtpHost}]` : relay.smtpHost}:${relay.smtpPort}`;
+      const smtpUrlOf = (host: string, port: number) => `smtp://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      const smtpUrl = smtpUrlOf(relay.smtpHost, relay.smtpPort);
+      const submissionUrl = smtpUrlOf(relay.submission.host, relay.submission.port);
       const b = relay.bootstrap;
       const newKey = newKeyCommand(relay);
       const result = {
@@ -55,6 +69,8 @@ export function register(cmd: Command): void {
         port: Number(http.port),
         smtp_host: relay.smtpHost,
         smtp_port: relay.smtpPort,
+        submission_url: submissionUrl,
+        submission_port: relay.submission.port,
         data_dir: relay.dataDir,
         admin_token_file: relay.adminTokenFile,
         ...(relay.adminTokenGenerated ? { admin_token: relay.adminToken } : {}),
@@ -71,7 +87,11 @@ export function register(cmd: Command): void {
         ? relay.adminTokenGenerated
           ? `${relay.adminToken} (stored in ${relay.adminTokenFile})`
           : `stored in ${relay.adminTokenFile}`
-        : 'set by --admin-token, RAVEN_ADMIN_TOKEN or --config';
+        : relay.config.adminToken
+          ? 'set by --admin-token, RAVEN_ADMIN_TOKEN or --config'
+          : relay.adminTokenGenerated
+            ? `${relay.adminToken} (stored in the database)`
+            : 'stored in the database (printed by the start that made it)';
       ctx.out.result(result, () =>
         [
           paint('green', 'Raven relay ready'),
@@ -79,6 +99,7 @@ export function register(cmd: Command): void {
             [
               ['  HTTP', relay.httpUrl],
               ['  SMTP', smtpUrl],
+              ['  Submission', `${submissionUrl}  (${SUBMISSION_TLS[relay.submission.tls]}; user raven, an API key as password)`],
               ['  Data', relay.dataDir],
               ['  Dashboard', `${relay.dashboardUrl}  (a one-time sign-in link, 15 minutes)`],
               ['  Admin token', token],
@@ -103,6 +124,7 @@ export function register(cmd: Command): void {
         ].join('\n'),
       );
       ctx.out.hint('Press Ctrl-C to stop.');
+      logs.release();
 
       await stopped;
     }));
@@ -123,11 +145,28 @@ export function register(cmd: Command): void {
  * The command that makes another API key on this relay, with the flags it needs when the relay
  * is not on the defaults the CLI assumes (./.raven, http://127.0.0.1:7700).
  */
-function newKeyCommand(relay: { dataDir: string; httpUrl: string }): string {
+function newKeyCommand(relay: { dataDir: string; httpUrl: string; adminTokenFile: string | null }): string {
   const words = ['npx ravenctl relay keys create --name NAME'];
-  if (path.resolve(relay.dataDir) !== path.resolve(DEFAULT_DATA_DIR)) words.push(`--data-dir ${shellWord(relay.dataDir)}`);
+  // A token the configuration gave (RAVEN_ADMIN_TOKEN from an environment file, as the README
+  // recommends) is in no file the CLI could read: name the variable, never print the secret. The
+  // shell expands it even when the file was sourced without exporting it.
+  if (relay.adminTokenFile === null) words.push('--admin-token "$RAVEN_ADMIN_TOKEN"');
+  else if (path.resolve(relay.dataDir) !== path.resolve(DEFAULT_DATA_DIR)) words.push(`--data-dir ${shellWord(relay.dataDir)}`);
   if (relay.httpUrl !== DEFAULT_BASE_URL) words.push(`--base-url ${relay.httpUrl}`);
   return words.join(' ');
+}
+
+/** Lines kept until release(), then written through as they come. */
+function heldLines(write: (line: string) => void): { write: (line: string) => void; release: () => void } {
+  let held: string[] | undefined = [];
+  return {
+    write: (line) => (held ? held.push(line) : write(line)),
+    release: () => {
+      const lines = held ?? [];
+      held = undefined;
+      for (const line of lines) write(line);
+    },
+  };
 }
 
 /**

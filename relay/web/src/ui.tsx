@@ -1,5 +1,5 @@
 // Shared pieces: loading data, errors, a confirmation dialog, copy buttons, status badges.
-import type { ComponentChildren } from 'preact';
+import { cloneElement, isValidElement, toChildArray, type ComponentChild, type ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure } from './api';
 
@@ -160,6 +160,8 @@ export function SecretOnce({ label, secret, onDone }: { label: string; secret: s
   );
 }
 
+/** A table on a wide screen; at phone width (styles.css) each row is a card whose cells carry
+ * their column's name, given here as data-label, beside their value (a box only then). */
 export function Table({ columns, children, class: extra }: { columns: string[]; children: ComponentChildren; class?: string }) {
   return (
     <table class={extra ? `table ${extra}` : 'table'}>
@@ -170,8 +172,24 @@ export function Table({ columns, children, class: extra }: { columns: string[]; 
           ))}
         </tr>
       </thead>
-      <tbody>{children}</tbody>
+      <tbody>{toChildArray(children).map((row) => labelCells(row, columns))}</tbody>
     </table>
+  );
+}
+
+function labelCells(row: ComponentChild, columns: string[]): ComponentChild {
+  if (!isValidElement(row)) return row;
+  const cells = toChildArray((row.props as { children?: ComponentChildren }).children);
+  return cloneElement(
+    row,
+    undefined,
+    cells.map((cell, i) =>
+      isValidElement(cell) ? (
+        cloneElement(cell, { 'data-label': columns[i] ?? '' }, <div class="cell-value">{(cell.props as { children?: ComponentChildren }).children}</div>)
+      ) : (
+        cell
+      ),
+    ),
   );
 }
 

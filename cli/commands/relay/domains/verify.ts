@@ -16,7 +16,7 @@ export function register(cmd: Command): void {
       const domain = await (await admin()).domains.verify(id as string, { force: opts.force === true });
       ctx.out.result(domain, () => renderDomain(domain, ctx.out.paint));
       if (domain.status !== 'verified') {
-        throw new RefusedError('domain_not_verified', `domain ${domain.name} is not verified yet: publish the DNS records and retry`);
+        throw new RefusedError('domain_not_verified', `domain ${domain.name} is not verified yet: publish the DNS records (each failed one says why) and retry`);
       }
     },
   );

@@ -29,6 +29,8 @@ export function EmailPage({ id }: { id: string }) {
         <dd>{email.from}</dd>
         <dt>Created</dt>
         <dd>{formatDateTime(email.created_at)}</dd>
+        <dt>Came in</dt>
+        <dd data-source={data.source}>{data.source === 'smtp' ? 'over SMTP submission (delivered as submitted)' : 'through the API (POST /v1/emails)'}</dd>
         {email.providerMessageId ? <Field label="Provider id"><code>{email.providerMessageId}</code></Field> : null}
         {Object.keys(email.tags).length > 0 ? <Field label="Tags"><Chips entries={email.tags} separator="=" /></Field> : null}
         {Object.keys(email.metadata).length > 0 ? <Field label="Metadata"><Chips entries={email.metadata} separator=": " /></Field> : null}

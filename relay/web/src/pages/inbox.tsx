@@ -17,7 +17,7 @@ function inboxPath(q: string, cursor?: string): string {
   return `/admin/v1/inbox${query ? `?${query}` : ''}`;
 }
 
-export function Inbox({ onUnread }: { onUnread: (n: number) => void }) {
+export function Inbox() {
   const [query, setQuery] = useState(() => sessionStorage.getItem('raven.inbox.q') ?? '');
   const [messages, setMessages] = useState<InboxEntry[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -49,8 +49,6 @@ export function Inbox({ onUnread }: { onUnread: (n: number) => void }) {
     const timer = setTimeout(() => void loadFirstPage(query), 200);
     return () => clearTimeout(timer);
   }, [query]);
-
-  useEffect(() => onUnread(unread), [unread]);
 
   useEffect(
     () =>

@@ -5,6 +5,7 @@ import { formatDateTime } from '../format';
 import { useProjectCollection, type Tenancy } from '../tenancy';
 import { confirmAction, ErrorNote, SecretOnce, Table } from '../ui';
 import { NeedsProject } from './needs-project';
+import { SubmissionPanel } from './submission-panel';
 
 export function KeysPage({ tenancy }: { tenancy: Tenancy }) {
   const project = tenancy.project;
@@ -45,7 +46,7 @@ export function KeysPage({ tenancy }: { tenancy: Tenancy }) {
             <tr key={k.id} data-key={k.id}>
               <td>{k.name}</td>
               <td>
-                <code>{k.redacted}</code>
+                <code class="nowrap">{k.redacted}</code>
               </td>
               <td>{k.permission}</td>
               <td>{formatDateTime(k.created_at)}</td>
@@ -62,6 +63,7 @@ export function KeysPage({ tenancy }: { tenancy: Tenancy }) {
           ))}
         </Table>
       {secret ? <SecretOnce label="Your new API key" secret={secret} onDone={() => setSecret(undefined)} /> : null}
+      <SubmissionPanel />
     </section>
   );
 }

@@ -9,7 +9,7 @@ import { confirmAction, ErrorNote, Loading, Modal, Paperclip, useAction, useLoad
 type Tab = 'html' | 'text' | 'headers' | 'raw';
 const WIDTHS = { desktop: '100%', tablet: '768px', phone: '375px' } as const;
 
-export function MessagePage({ id, onUnread }: { id: string; onUnread: (n: number) => void }) {
+export function MessagePage({ id }: { id: string }) {
   const base = `/admin/v1/messages/${seg(id)}`;
   const { data: message, error, setData } = useLoad(() => api<Schemas['CapturedMessage']>('GET', base), [id]);
   const [tab, setTab] = useState<Tab | undefined>(undefined);
@@ -18,11 +18,10 @@ export function MessagePage({ id, onUnread }: { id: string; onUnread: (n: number
   const [releasing, setReleasing] = useState(false);
   const action = useAction();
 
-  // Opening a message reads it.
+  // Opening a message reads it (the shell's unread count follows over the inbox WebSocket).
   useEffect(() => {
     if (!message || message.read) return;
     api<Schemas['InboxEntry']>('POST', `${base}/read`, { read: true }).then(() => setData({ ...message, read: true }), () => undefined);
-    api<Schemas['InboxPage']>('GET', '/admin/v1/inbox?limit=1').then((page) => onUnread(page.unread), () => undefined);
   }, [message?.id]);
 
   useEffect(() => {

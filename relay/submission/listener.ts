@@ -1,0 +1,211 @@
+// SMTP submission (CONTRACT section 9): applications that only speak SMTP send through the relay
+// with an API key as the password. The listener only translates: each message goes through
+// admitEmail, the very admission POST /v1/emails uses, and a refusal is the API's error as an
+// SMTP reply (smtpRefusal). `250` is written only after the admission committed.
+import { isIP } from 'node:net';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { admitEmail, type AdmissionResult } from '../domain/admission.js';
+import { authenticateKey, requirePermission, type KeyPrincipal } from '../domain/auth.js';
+import { parseMailbox } from '../mail/mailbox.js';
+import { ApiError, type ErrorCode } from '../errors.js';
+import type { SubmissionEndpoint } from '../http/admin-submission.js';
+import { smtpRefusal } from '../http/error-reply.js';
+import type { RelayServices } from '../services.js';
+import type { ListenerTls } from '../smtp/tls.js';
+import { AuthFailures } from '../auth-failures.js';
+
+export interface SubmissionListener extends SubmissionEndpoint {
+  close(): Promise<void>;
+}
+
+type SmtpError = Error & { responseCode: number };
+
+function smtpError(responseCode: number, message: string): SmtpError {
+  return Object.assign(new Error(message), { responseCode });
+}
+
+function refusal(error: unknown): SmtpError & { code: ErrorCode } {
+  const { responseCode, code, message } = smtpRefusal(error);
+  return Object.assign(smtpError(responseCode, message), { code });
+}
+
+/** Whether the listener's address only takes connections from this machine. */
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1' || host.startsWith('::ffff:127.');
+}
+
+/** The key a session authenticated with: kept to authenticate it again at each message (a key revoked meanwhile stops). */
+interface Authenticated {
+  secret: string;
+}
+
+export async function startSubmissionListener(services: RelayServices, tls: ListenerTls | undefined): Promise<SubmissionListener> {
+  const { config, log, metrics } = services;
+  const host = config.smtpHost;
+  const maxBytes = config.limits.maxRequestBytes;
+  const plainAuthAllowed = isLoopback(host);
+  const failures = new AuthFailures(() => services.clock.nowMs());
+  const sessions = new Map<string, Authenticated>();
+
+  const authenticate = (secret: string): Promise<KeyPrincipal> =>
+    authenticateKey(services.db, services.keys, `Bearer ${secret}`, services.keyUse).then((key) => {
+      requirePermission(key, 'email:send');
+      return key;
+    });
+
+  function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+    // With a certificate, AUTH is offered only once the connection is encrypted (onSecure).
+    if (tls && !session.secure) session.disabledCommands = ['AUTH'];
+    callback();
+  }
+
+  function onSecure(_socket: unknown, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+    session.disabledCommands = [];
+    callback();
+  }
+
+  function onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, callback: (err: Error | null | undefined, response?: { user: unknown }) => void): void {
+    const address = session.remoteAddress;
+    if (failures.exhausted(address)) return callback(smtpError(421, '4.7.0 too many failed authentications from your address; try again in a minute'));
+    if (!session.secure && !plainAuthAllowed) {
+      return callback(smtpError(538, '5.7.11 encryption required: AUTH in plain text is accepted only on a loopback listener (configure smtpTls)'));
+    }
+    const secret = auth.password ?? '';
+    authenticate(secret).then(
+      () => {
+        sessions.set(session.id, { secret });
+        callback(null, { user: 'api-key' });
+      },
+      (error: unknown) => {
+        // A workspace not activated for production still authenticates; each message is refused (production_not_enabled).
+        if (error instanceof ApiError && error.code === 'production_not_enabled') {
+          sessions.set(session.id, { secret });
+          return callback(null, { user: 'api-key' });
+        }
+        if (!(error instanceof ApiError)) {
+          log.error('submission', 'cannot authenticate', { error: (error as Error).message });
+          return callback(smtpError(454, '4.7.0 temporary authentication failure, try again later'));
+        }
+        const { delayMs, exhausted } = failures.record(address);
+        log.info('submission', 'authentication failed', { remote: address, code: error.code });
+        const reply = exhausted
+          ? smtpError(421, '4.7.0 too many failed authentications from your address; try again in a minute')
+          : smtpError(535, `5.7.8 ${error.code}: the password must be an API key with the email:send permission`);
+        setTimeout(() => callback(reply), delayMs).unref();
+      },
+    );
+  }
+
+  function onMailFrom(_address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+    if (!sessions.has(session.id)) return callback(smtpError(530, '5.7.0 authentication required: AUTH with an API key as the password'));
+    callback();
+  }
+
+  function onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+    if (session.envelope.rcptTo.length >= config.limits.maxRecipients) {
+      return callback(smtpError(452, `4.5.3 too many recipients: at most ${config.limits.maxRecipients} per message`));
+    }
+    const parsed = parseMailbox(address.address);
+    if (typeof parsed === 'string') return callback(smtpError(553, `5.1.3 validation_error: recipient ${parsed}`));
+    callback();
+  }
+
+  function answer(result: AdmissionResult): string {
+    return `2.0.0 ${result.body.id} ${result.body.status}`;
+  }
+
+  async function admit(session: SMTPServerSession, raw: Buffer): Promise<AdmissionResult> {
+    const authenticated = sessions.get(session.id);
+    if (!authenticated) throw new ApiError('invalid_api_key', 'Authenticate with an API key first.');
+    const key = await authenticate(authenticated.secret);
+    return admitEmail(services, key, { kind: 'submission', message: { raw, envelopeTo: session.envelope.rcptTo.map((r) => r.address) } });
+  }
+
+  function onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void): void {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let oversized = false;
+    // A client that goes away mid-DATA destroys the stream: no 'end', nothing admitted.
+    stream.on('error', () => undefined);
+    stream.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (oversized) return;
+      if (stream.sizeExceeded || bytes > maxBytes) {
+        // Read to the end of DATA (the client is still sending), keep nothing.
+        oversized = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.once('end', () => {
+      if (oversized || stream.sizeExceeded) {
+        metrics.inc('raven_submissions_total', { result: 'rejected' });
+        metrics.inc('raven_submission_rejections_total', { code: 'message_too_large' });
+        return callback(refusal(new ApiError('message_too_large', `The message exceeds ${maxBytes} bytes.`)));
+      }
+      admit(session, Buffer.concat(chunks, bytes)).then(
+        (result) => {
+          metrics.inc('raven_submissions_total', { result: result.replayed ? 'replayed' : result.status === 202 ? 'accepted' : 'suppressed' });
+          log.info('submission', result.replayed ? 'message replayed' : 'message admitted', { email_id: result.body.id, size: bytes });
+          callback(null, answer(result));
+        },
+        (error: unknown) => {
+          const reply = refusal(error);
+          metrics.inc('raven_submissions_total', { result: 'rejected' });
+          metrics.inc('raven_submission_rejections_total', { code: reply.code });
+          if (reply.responseCode >= 451 && !(error instanceof ApiError)) log.error('submission', 'cannot admit a message', { error: (error as Error).message });
+          callback(reply);
+        },
+      );
+    });
+  }
+
+  const server = new SMTPServer({
+    banner: 'Raven SMTP submission',
+    authMethods: ['PLAIN', 'LOGIN'],
+    // Authentication is checked by onMailFrom, so its reply is the contract's (530 5.7.0).
+    authOptional: true,
+    allowInsecureAuth: true,
+    ...(tls ? { key: tls.key, cert: tls.cert, secure: tls.implicit, hideSTARTTLS: false } : { disabledCommands: ['STARTTLS'], hideSTARTTLS: true }),
+    ...(config.publicHostname ? { name: config.publicHostname } : {}),
+    // Every reply carries its own enhanced status code.
+    hideENHANCEDSTATUSCODES: true,
+    size: maxBytes,
+    maxClients: config.limits.smtpMaxClients,
+    // onRcptTo answers past the limit itself (452 4.5.3).
+    maxRecipients: config.limits.maxRecipients + 1,
+    socketTimeout: config.limits.smtpSocketTimeoutMs,
+    closeTimeout: 3_000,
+    disableReverseLookup: true,
+    logger: false,
+    onConnect,
+    onSecure,
+    onAuth,
+    onMailFrom,
+    onRcptTo,
+    onData,
+    onClose: (session) => sessions.delete(session.id),
+  });
+  server.on('error', (error: Error) => log.warn('submission', 'submission session error', { error: error.message }));
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.server.once('error', onError);
+    server.listen(config.submissionPort, host, () => {
+      server.server.removeListener('error', onError);
+      resolve();
+    });
+  });
+  const bound = server.server.address();
+  const port = typeof bound === 'object' && bound ? bound.port : config.submissionPort;
+  log.info('submission', 'smtp submission listening', { host, port });
+  return {
+    host,
+    port,
+    tls: tls ? (tls.implicit ? 'implicit' : 'starttls') : 'none',
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
