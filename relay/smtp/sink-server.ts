@@ -26,6 +26,7 @@ import type { WriteBatch } from '../storage/db.js';
 import { countSinkAttempt } from '../storage/sink-attempts.js';
 import { headerValue, parseHeaders } from '../mail/headers.js';
 import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
+import { dropConnection, sessionDeadlines } from './session-deadline.js';
 import type { ListenerTls } from './tls.js';
 import { explainListenError } from '../listen-error.js';
 
@@ -129,27 +130,10 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     }
   }
 
-  /** Drops a session's connection without a word (the `unknown` simulation). */
-  // Closes every session at its deadline (limits.smtpMaxSessionMs), whatever it is doing.
-  const deadlines = new Map<string, NodeJS.Timeout>();
+  const deadlines = sessionDeadlines(() => server, limits.smtpMaxSessionMs, log, 'smtp');
   function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
-    const timer = setTimeout(() => {
-      log.info('smtp', 'session closed: too long', { session_id: session.id });
-      dropConnection(session);
-    }, limits.smtpMaxSessionMs);
-    timer.unref();
-    deadlines.set(session.id, timer);
+    deadlines.start(session);
     callback();
-  }
-  function onClose(session: SMTPServerSession): void {
-    clearTimeout(deadlines.get(session.id));
-    deadlines.delete(session.id);
-  }
-
-  function dropConnection(session: SMTPServerSession): void {
-    for (const connection of server.connections) {
-      if (connection.id === session.id) connection._socket.destroy();
-    }
   }
 
   async function capture(raw: Buffer, session: SMTPServerSession): Promise<{ id: string; emailId: string | undefined }> {
@@ -209,7 +193,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
       capture(raw, session).then(
         ({ id, emailId }) => {
           if (recipients.some((r) => simulatedOutcome(r) === 'unknown')) {
-            dropConnection(session);
+            dropConnection(server, session); // the `unknown` simulation: no answer
             return;
           }
           callback(null, `2.0.0 Ok: queued as ${id}`);
@@ -251,7 +235,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     disableReverseLookup: true,
     logger: false,
     onConnect,
-    onClose,
+    onClose: deadlines.end,
     onRcptTo,
     onData,
   });

@@ -11,6 +11,7 @@ import { ApiError, type ErrorCode } from '../errors.js';
 import type { SubmissionEndpoint } from '../http/admin-submission.js';
 import { smtpRefusal } from '../http/error-reply.js';
 import type { RelayServices } from '../services.js';
+import { sessionDeadlines } from '../smtp/session-deadline.js';
 import type { ListenerTls } from '../smtp/tls.js';
 import { AuthFailures } from '../auth-failures.js';
 
@@ -36,6 +37,9 @@ export function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('::ffff:127.');
 }
 
+/** MAIL commands refused for want of AUTH before the connection is closed. */
+const MAX_UNAUTHENTICATED_MAIL = 10;
+
 /** The key a session authenticated with: kept to authenticate it again at each message (a key revoked meanwhile stops). */
 interface Authenticated {
   secret: string;
@@ -55,7 +59,9 @@ export async function startSubmissionListener(services: RelayServices, tls: List
       return key;
     });
 
+  const deadlines = sessionDeadlines(() => server, config.limits.smtpMaxSessionMs, log, 'submission');
   function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+    deadlines.start(session);
     // With a certificate, AUTH is offered only once the connection is encrypted (onSecure).
     if (tls && !session.secure) session.disabledCommands = ['AUTH'];
     callback();
@@ -98,8 +104,16 @@ export async function startSubmissionListener(services: RelayServices, tls: List
     );
   }
 
+  // A client that keeps sending MAIL without authenticating is shown the door, as smtp-server does
+  // for commands before AUTH when authentication is not optional.
+  const refusedMail = new WeakMap<SMTPServerSession, number>();
   function onMailFrom(_address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
-    if (!sessions.has(session.id)) return callback(smtpError(530, '5.7.0 authentication required: AUTH with an API key as the password'));
+    if (!sessions.has(session.id)) {
+      const refused = (refusedMail.get(session) ?? 0) + 1;
+      refusedMail.set(session, refused);
+      if (refused > MAX_UNAUTHENTICATED_MAIL) return callback(smtpError(421, '4.7.0 too many commands without authentication, closing'));
+      return callback(smtpError(530, '5.7.0 authentication required: AUTH with an API key as the password'));
+    }
     callback();
   }
 
@@ -187,7 +201,10 @@ export async function startSubmissionListener(services: RelayServices, tls: List
     onMailFrom,
     onRcptTo,
     onData,
-    onClose: (session) => sessions.delete(session.id),
+    onClose: (session) => {
+      deadlines.end(session);
+      sessions.delete(session.id);
+    },
   });
   server.on('error', (error: Error) => log.warn('submission', 'submission session error', { error: error.message }));
 

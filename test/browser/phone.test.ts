@@ -6,7 +6,9 @@
 // user needs are on screen and can be tapped; the usage chart's labels; the unread badge on a
 // fresh load of any page. Screenshots of every page in test-artifacts/screenshots/phone-*.
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { DESKTOP, newPage, relayAndBrowser, screenshot, signIn } from '../helpers/browser.js';
 
@@ -60,9 +62,16 @@ describe('dashboard at phone width', () => {
   const env = relayAndBrowser();
   let messageId: string;
   let emailId: string;
+  // A webhook endpoint answering 500, so the deliveries list has attempts to show.
+  const endpoint = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(500).end('nope')));
+  after(() => new Promise<void>((resolve) => endpoint.close(() => resolve())));
 
   before(async () => {
     const { t } = env;
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    const hookUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/raven/events/with/a/rather/long/path`;
+    const hook = await t.admin('POST', `/admin/v1/projects/${t.projectId}/webhooks`, { url: hookUrl, events: ['*'] });
+    assert.equal(hook.status, 201, hook.text);
     const sent = await t.send({
       from: `Grace Hopper with a rather long display name <grace.hopper.long.address@${t.domain}>`,
       to: `someone.with.a.very.long.mailbox.name@${t.domain}`,
@@ -81,8 +90,6 @@ describe('dashboard at phone width', () => {
     messageId = found;
     const key = await t.admin('POST', `/admin/v1/projects/${t.projectId}/keys`, { name: 'billing-service-production-eu-west', permission: 'email:send' });
     assert.equal(key.status, 201, key.text);
-    const hook = await t.admin('POST', `/admin/v1/projects/${t.projectId}/webhooks`, { url: 'https://hooks.example.com/raven/events/with/a/long/path', events: ['*'] });
-    assert.equal(hook.status, 201, hook.text);
     const suppressed = await t.admin('POST', `/admin/v1/workspaces/${t.workspaceId}/suppressions`, { email: 'a.rather.long.address.that.bounced@example.net', reason: 'manual' });
     assert.equal(suppressed.status, 201, suppressed.text);
   });
@@ -170,6 +177,50 @@ describe('dashboard at phone width', () => {
     await nav.getByRole('link', { name: 'Usage' }).waitFor();
     await page.keyboard.press('Escape');
     await nav.getByRole('link', { name: 'Usage' }).waitFor({ state: 'hidden' });
+    await context.close();
+  });
+
+  it('keeps the sign-in form, the dialogs and the webhook deliveries on screen at phone width', async () => {
+    const viewport = PHONES[0]!;
+    const { context, page } = await newPage(env.b, 'dark', viewport);
+    const fits = async (where: string) => {
+      const found = await overflow(page, viewport);
+      assert.ok(found.scrollWidth <= viewport.width, `${where}: the page is ${found.scrollWidth} px wide`);
+      assert.deepEqual(found.outside, [], `${where}: elements cross the viewport's edge`);
+    };
+    await page.goto(`${env.t.directUrl}/`);
+    await page.locator('#admin-token').waitFor();
+    await fits('sign-in');
+    await screenshot(page, `phone-${viewport.width}-sign-in`);
+    await signIn(page, env.t);
+
+    await page.goto(`${env.t.directUrl}/#/keys`);
+    await page.getByLabel('Key name').fill('a key made on a phone');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByTestId('secret').waitFor();
+    await fits('the new key dialog');
+    await assertTappable(page.getByRole('dialog').getByRole('button', { name: /^Copy/ }), viewport, 'Copy in the new key dialog');
+    await screenshot(page, `phone-${viewport.width}-key-created`);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.locator('tr', { hasText: 'a key made on a phone' }).getByRole('button', { name: 'Revoke' }).click();
+    await fits('the revoke dialog');
+    await assertTappable(page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }), viewport, 'Revoke key in the dialog');
+    await assertTappable(page.getByRole('dialog').getByRole('button', { name: 'Cancel' }), viewport, 'Cancel in the dialog');
+    await screenshot(page, `phone-${viewport.width}-revoke`);
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+
+    await page.goto(`${env.t.directUrl}/#/webhooks`);
+    await page.getByRole('button', { name: 'Deliveries' }).click();
+    // The first attempt is recorded a moment after the email: refresh until it shows.
+    const deadline = Date.now() + 15_000;
+    while ((await page.locator('td.status-code').count()) === 0) {
+      assert.ok(Date.now() < deadline, 'the deliveries list shows the failed attempt');
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.waitForTimeout(200);
+    }
+    await assertTappable(page.getByRole('button', { name: 'Resend now' }).first(), viewport, 'Resend now');
+    await fits('the webhook deliveries');
+    await screenshot(page, `phone-${viewport.width}-deliveries`, { fullPage: true });
     await context.close();
   });
 

@@ -65,6 +65,8 @@ export async function signIn(page: Page, t: TestRelay): Promise<void> {
 export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
   await mkdir(ARTIFACTS, { recursive: true });
   const scheme = await page.evaluate(() => (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+  // A whole page from its top: scrolled, a sticky header would be drawn halfway down.
+  if (options.fullPage) await page.evaluate(() => scrollTo(0, 0));
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${scheme}.png`), fullPage: options.fullPage ?? false });
 }
 

@@ -153,10 +153,12 @@ describe('SMTP submission with nodemailer', () => {
 });
 
 describe('SMTP submission refusals', () => {
-  test('MAIL FROM before AUTH -> 530 5.7.0', async () => {
+  test('MAIL FROM before AUTH -> 530 5.7.0; a client that keeps trying is disconnected', async () => {
     const smtp = await openSubmission(t);
     try {
-      assert.match(await smtp.command('MAIL FROM:<a@client.test>'), /^530 5\.7\.0 /);
+      for (let i = 0; i < 10; i++) assert.match(await smtp.command('MAIL FROM:<a@client.test>'), /^530 5\.7\.0 /);
+      assert.match(await smtp.command('MAIL FROM:<a@client.test>'), /^421 4\.7\.0 /);
+      await smtp.closed;
     } finally {
       smtp.destroy();
     }
@@ -344,6 +346,21 @@ describe('SMTP submission limits', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       assert.equal((await relay.admin('GET', `/admin/v1/emails/${id}`)).body.source, 'smtp');
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  test('a session is closed at its deadline however busy it keeps (limits.smtpMaxSessionMs)', async () => {
+    const relay = await startTestRelay({ overrides: (config) => (config.limits.smtpMaxSessionMs = 2_000) });
+    try {
+      const smtp = await openSubmission(relay);
+      const guard = Date.now() + 30_000;
+      while (!smtp.isClosed() && Date.now() < guard) {
+        await smtp.command('NOOP').catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.ok(smtp.isClosed(), 'the session outlived its deadline');
     } finally {
       await relay.stop();
     }
