@@ -34,6 +34,7 @@ const GROUPS: Record<string, string> = {
   'relay suppressions': 'List, add and remove workspace suppressions',
   'relay webhooks': 'Manage webhook endpoints and see their deliveries',
   'relay messages': 'Read the mail captured by the relay sink',
+  'relay emails': 'Look into the delivery of an email (attempts, SMTP conversations)',
   'relay clock': 'Read and advance the test clock (relay started with --test-clock)',
 };
 
@@ -45,6 +46,7 @@ export const LEAVES: Leaf[] = [
   { path: ['webhooks', 'verify'], summary: 'Verify a webhook signature', load: () => import('./commands/webhooks/verify.js') },
   { path: ['webhooks', 'sign'], summary: 'Sign a payload the way the service does', load: () => import('./commands/webhooks/sign.js') },
   { path: ['listen'], summary: 'Forward live events to a local URL, signed', load: () => import('./commands/listen.js') },
+  { path: ['mcp'], summary: 'Serve the relay to an AI agent: a Model Context Protocol server over stdio', load: () => import('./commands/mcp.js') },
   { path: ['login'], summary: 'Store an API key in a named profile', load: () => import('./commands/login.js') },
   { path: ['completion'], summary: 'Print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
   { path: ['relay', 'start'], summary: 'Start a relay (HTTP API, SMTP sink, worker)', load: () => import('./commands/relay/start.js') },
@@ -72,6 +74,7 @@ export const LEAVES: Leaf[] = [
   { path: ['relay', 'messages', 'get'], summary: 'Show a captured message (headers, text, html)', load: () => import('./commands/relay/messages/get.js') },
   { path: ['relay', 'messages', 'raw'], summary: 'Print a captured message as raw RFC 822', load: () => import('./commands/relay/messages/raw.js') },
   { path: ['relay', 'messages', 'clear'], summary: 'Delete every captured message', load: () => import('./commands/relay/messages/clear.js') },
+  { path: ['relay', 'emails', 'attempts'], summary: 'Show every delivery attempt of an email with its SMTP conversation', load: () => import('./commands/relay/emails/attempts.js') },
   { path: ['relay', 'clock', 'get'], summary: 'Show the test clock', load: () => import('./commands/relay/clock/get.js') },
   { path: ['relay', 'clock', 'advance'], summary: 'Move the test clock forward', load: () => import('./commands/relay/clock/advance.js') },
 ];

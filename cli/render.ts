@@ -3,7 +3,7 @@
  * emails list/get), domains and captured messages (relay messages get/wait). output.ts owns the how (JSON or human, streams, colour, tables and
  * fields); this file only says which columns and fields each resource shows.
  */
-import { PENDING_RECIPIENT_STATUSES, type CapturedMessage, type Domain, type EmailDetail, type EmailSummary } from 'raven-email-sdk';
+import { PENDING_RECIPIENT_STATUSES, type CapturedMessage, type DeliveryAttempt, type Domain, type EmailDetail, type EmailSummary } from 'raven-email-sdk';
 import { renderFields, renderTable, renderTimeline, statusStyle, type Column, type Paint } from './output.js';
 
 export const EMAIL_COLUMNS: Column<EmailSummary>[] = [
@@ -145,4 +145,20 @@ export function renderCapturedMessage(message: CapturedMessage, paint: Paint): s
     ...(message.text !== null ? ['', paint('bold', 'Text'), message.text] : []),
     ...(message.html !== null ? ['', paint('bold', 'HTML'), message.html] : []),
   ].join('\n');
+}
+
+/** Delivery attempts, oldest first: a line per attempt, then its SMTP conversation indented. */
+export function renderAttempts(attempts: DeliveryAttempt[], paint: Paint): string {
+  if (attempts.length === 0) return paint('dim', 'No delivery attempts yet.');
+  return attempts
+    .map((a) => {
+      const where = a.host === null ? a.provider : `${a.provider} ${a.host}:${a.port}${a.tls ? ' (TLS)' : ''}`;
+      const head = `${paint('dim', a.started_at)}  #${a.attempt} ${a.recipient}  ${paint(statusStyle(a.outcome), a.outcome)}  ${where}`;
+      const lines = [head];
+      if (a.reply) lines.push(`  reply: ${a.reply}`);
+      if (a.next_attempt_at) lines.push(`  next attempt: ${a.next_attempt_at}`);
+      for (const t of a.transcript) lines.push(`    ${paint(t.dir === 'C' ? 'cyan' : 'dim', t.dir)}: ${t.line}`);
+      return lines.join('\n');
+    })
+    .join('\n\n');
 }

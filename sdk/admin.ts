@@ -31,10 +31,13 @@ export type WebhookEndpointCreated = Schemas['WebhookEndpointCreated'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type WebhookDeliveryList = Schemas['WebhookDeliveryList'];
 export type Usage = Schemas['Usage'];
+export type DeliveryAttempt = Schemas['DeliveryAttempt'];
+export type DeliveryAttemptList = Schemas['DeliveryAttemptList'];
 export type CapturedMessageSummary = Schemas['CapturedMessageSummary'];
 export type CapturedMessageList = Schemas['CapturedMessageList'];
 export type CapturedMessage = Schemas['CapturedMessage'];
 export type InboxEntry = Schemas['InboxEntry'];
+export type InboxPage = Schemas['InboxPage'];
 export type Clock = Schemas['Clock'];
 export type CreateWorkspaceParams = Schemas['CreateWorkspaceRequest'];
 export type CreateProjectParams = Schemas['CreateProjectRequest'];
@@ -64,6 +67,15 @@ export interface WaitForMessageQuery {
   /** Seconds to wait, 1-120 (the relay's default: 30). */
   timeout?: number;
 }
+export interface InboxSearchQuery {
+  /** Free text and search terms (`from:`, `to:`, `subject:`, `is:unread`...), at most 500 characters. */
+  q?: string;
+  /** Only messages of this project. */
+  project?: string;
+  /** The `next_cursor` of the previous page. */
+  cursor?: string;
+  limit?: number;
+}
 /** The relay holds a wait this long past its `timeout` before the client gives up on the connection. */
 const WAIT_GRACE_MS = 15_000;
 
@@ -89,6 +101,7 @@ export class RavenAdmin {
   readonly suppressions;
   readonly webhooks;
   readonly messages;
+  readonly emails;
   readonly clock;
   /** The resolved base URL (argument, RAVEN_BASE_URL, or the local relay). */
   readonly baseUrl: string;
@@ -202,7 +215,23 @@ export class RavenAdmin {
           responseType: 'text',
           options: { ...options, headers: { accept: 'message/rfc822, */*', ...options?.headers } },
         }),
+      /** Deletes one captured message. */
+      delete: (messageId: string, options?: RequestOptions) =>
+        send<void>({ method: 'DELETE', path: `/messages/${seg(messageId)}`, options }),
       clear: (options?: RequestOptions) => send<void>({ method: 'DELETE', path: '/messages', options }),
+      /** The inbox: search and page the captured mail, newest first, with the unread count. */
+      search: (query: InboxSearchQuery = {}, options?: RequestOptions) =>
+        send<InboxPage>({
+          method: 'GET',
+          path: '/inbox',
+          query: { q: query.q, project: query.project, cursor: query.cursor, limit: query.limit },
+          options,
+        }),
+    };
+    this.emails = {
+      /** Every delivery attempt of an email per recipient, oldest first, with its SMTP conversation. */
+      attempts: (emailId: string, options?: RequestOptions) =>
+        send<DeliveryAttemptList>({ method: 'GET', path: `/emails/${seg(emailId)}/attempts`, options }),
     };
     this.clock = {
       /** Only on a relay started with --test-clock. */

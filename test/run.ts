@@ -7,11 +7,23 @@
 //   npm test                          both backends
 //   npm test -- --backend postgres    one backend (sqlite | postgres)
 //   npm test -- test/x.test.ts ...    these files only, on the backends selected
+//
+// The live output is node:test's TAP; the last lines are one summary over every run: the plain
+// `tests: N passed, N failed` line (what CI reads), then each failing test with its backend and
+// file. Any failure exits 1.
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startPostgresServer, type PostgresServer } from './helpers/postgres-server.js';
+
+/** What helpers/summary-reporter.mjs writes for each finished test, one JSON line each. */
+interface SummaryLine {
+  result: 'passed' | 'failed' | 'skipped';
+  name: string;
+  file?: string;
+}
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const files = (dir: string) =>
@@ -33,6 +45,8 @@ const SQLITE_ONLY = new Set([
   'test/e2e/sdk-package.test.ts',
   'test/e2e/cli-first-run.test.ts',
   'test/e2e/cli-commands.test.ts',
+  'test/e2e/cli-isolation.test.ts',
+  'test/e2e/build-swap.test.ts',
   'test/e2e/cli-webhooks.test.ts',
 ]);
 
@@ -54,39 +68,79 @@ function parseArgs(argv: string[]) {
   return { backends, only };
 }
 
-function runNodeTest(testFiles: string[], env: NodeJS.ProcessEnv): Promise<number> {
+/** Runs the files under node:test; answers its exit code and what the summary reporter wrote. */
+function runNodeTest(testFiles: string[], env: NodeJS.ProcessEnv, reportFile: string): Promise<{ code: number; lines: SummaryLine[] }> {
+  const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=./test/helpers/summary-reporter.mjs', `--test-reporter-destination=${reportFile}`];
   return new Promise((resolve) => {
     // temp-guard: each test file gets a temp folder of its own and fails when it leaves anything there.
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', './test/helpers/temp-guard.ts', '--test', '--test-concurrency=2', ...testFiles], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', './test/helpers/temp-guard.ts', '--test', '--test-concurrency=2', ...reporters, ...testFiles], {
       cwd: root,
       env,
       stdio: 'inherit',
     });
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.once('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), lines: readReport(reportFile) }));
   });
+}
+
+function readReport(file: string): SummaryLine[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as SummaryLine);
+  } catch {
+    return [];
+  }
+}
+
+interface Failure {
+  backend: string;
+  what: string;
+}
+
+/** The summary over every run, last: the plain count line CI reads, then what failed where. */
+function printSummary(counts: Record<SummaryLine['result'], number>, failures: Failure[]): void {
+  const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
+  const lines = ['', `tests: ${counts.passed} passed, ${failures.length} failed${skipped}`];
+  for (const f of failures) lines.push(`  FAILED on ${f.backend}: ${f.what}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 async function main(): Promise<number> {
   const { backends, only } = parseArgs(process.argv.slice(2));
   let server: PostgresServer | undefined;
-  let failed = 0;
+  const reports = mkdtempSync(path.join(tmpdir(), 'raven-test-report-'));
+  const counts = { passed: 0, failed: 0, skipped: 0 };
+  const failures: Failure[] = [];
   try {
     for (const backend of backends) {
       const selected = only.length > 0 ? SUITES[backend].filter((f) => only.includes(f)) : SUITES[backend];
       if (selected.length === 0) continue;
       const env: NodeJS.ProcessEnv = { ...process.env, RAVEN_TEST_BACKEND: backend };
-      if (backend === 'postgres' && !env.RAVEN_TEST_DATABASE_URL) {
-        server ??= await startPostgresServer();
-        env.RAVEN_TEST_DATABASE_URL = server.url;
+      try {
+        if (backend === 'postgres' && !env.RAVEN_TEST_DATABASE_URL) {
+          server ??= await startPostgresServer();
+          env.RAVEN_TEST_DATABASE_URL = server.url;
+        }
+      } catch (error) {
+        failures.push({ backend, what: `PostgreSQL did not start: ${(error as Error).message}` });
+        continue;
       }
       process.stderr.write(`\n== ${selected.length} test files on ${backend} ==\n`);
-      const code = await runNodeTest(selected, env);
-      if (code !== 0) failed++;
+      const { code, lines } = await runNodeTest(selected, env, path.join(reports, `${backend}.jsonl`));
+      for (const line of lines) {
+        counts[line.result]++;
+        if (line.result === 'failed') {
+          const file = line.file ? `${path.relative(root, line.file.startsWith('file:') ? fileURLToPath(line.file) : line.file)}: ` : '';
+          failures.push({ backend, what: `${file}${line.name}` });
+        }
+      }
+      // A run can fail with no failing test to name (a crash, a file that left temp files behind).
+      if (code !== 0 && !lines.some((l) => l.result === 'failed')) failures.push({ backend, what: `node --test exited ${code}; see the output above` });
     }
   } finally {
     await server?.stop();
+    rmSync(reports, { recursive: true, force: true });
   }
-  return failed === 0 ? 0 : 1;
+  printSummary(counts, failures);
+  return failures.length === 0 ? 0 : 1;
 }
 
 process.exitCode = await main();

@@ -12,10 +12,11 @@ import tls from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Logger } from '../log.js';
 import { lostConnectionOutcome, nothingSent, type SendProgress } from './delivery-unknown.js';
-import type { DeliveryResult, RecipientOutcome, RecipientResult } from '../mail/delivery-result.js';
+import type { DeliveryResult, RecipientOutcome, RecipientResult, SessionTrace } from '../mail/delivery-result.js';
 import { isHardBounceStatus } from '../mail/status-codes.js';
 import type { DeliveryProvider, OutboundMessage } from './provider.js';
 import { publicReason, type DeliveryFailure } from './public-reason.js';
+import { TranscriptRecorder } from './transcript.js';
 
 export interface SmtpTarget {
   host: string;
@@ -56,6 +57,8 @@ type SmtpError = Error & {
   response?: string;
   responseCode?: number;
   recipient?: string;
+  /** The conversation of a session that failed to open (set by SessionPool.open). */
+  trace?: SessionTrace;
 };
 
 interface Envelope {
@@ -68,6 +71,8 @@ interface Envelope {
 
 interface Session {
   conn: SMTPConnection;
+  /** The conversation since the last transaction's trace was taken. */
+  recorder: TranscriptRecorder;
   usable: boolean;
   messages: number;
   idleTimer?: NodeJS.Timeout;
@@ -118,6 +123,7 @@ class SessionPool {
       const session = this.idle.pop()!;
       clearTimeout(session.idleTimer);
       if (session.usable) {
+        session.recorder.take(); // the RSET that readied it belongs to no attempt
         this.active.add(session);
         return { session, reused: true };
       }
@@ -127,7 +133,13 @@ class SessionPool {
     return { session, reused: false };
   }
 
+  /** Where a session's attempt went and what was said since the last trace. */
+  trace(session: Pick<Session, 'conn' | 'recorder'>): SessionTrace {
+    return { host: this.target.host, port: this.target.port, tls: Boolean(session.conn.secure), transcript: session.recorder.take() };
+  }
+
   private open(): Promise<Session> {
+    const recorder = new TranscriptRecorder();
     const conn = new SMTPConnection({
       host: this.target.host,
       port: this.target.port,
@@ -139,9 +151,11 @@ class SessionPool {
       greetingTimeout: GREETING_TIMEOUT_MS,
       socketTimeout: SOCKET_TIMEOUT_MS,
       allowInternalNetworkInterfaces: true,
-      logger: false,
+      // Commands and replies only, to the recorder (relay/delivery/transcript.ts), never the message.
+      transactionLog: true,
+      logger: recorder.logger,
     });
-    const session: Session = { conn, usable: true, messages: 0 };
+    const session: Session = { conn, recorder, usable: true, messages: 0 };
     // SMTPConnection reports a failure both as 'error' and to the pending callback; the callback
     // decides, this only keeps the session from being reused.
     conn.on('error', (err: SmtpError) => {
@@ -158,6 +172,7 @@ class SessionPool {
         settled = true;
         session.usable = false;
         conn.close();
+        err.trace = this.trace(session);
         reject(err);
       };
       conn.once('error', fail);
@@ -270,6 +285,11 @@ function result(address: string, outcome: RecipientOutcome, code?: number, respo
   return r;
 }
 
+/** Every recipient of one transaction shares its session's trace. */
+function withTrace(results: RecipientResult[], trace: SessionTrace | undefined): RecipientResult[] {
+  return trace ? results.map((r) => ({ ...r, session: trace })) : results;
+}
+
 function sameAddress(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
 }
@@ -332,24 +352,27 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
         // provider, which an operator can fix. Defer along the backoff, never fail the message.
         const level = err.code === 'EAUTH' || err.code === 'ETLS' ? 'error' : 'warn';
         log[level]('smtp', 'cannot open an SMTP session', { email_id: message.emailId, provider: name, code: err.code, error: err.message });
-        return { recipients: message.envelope.to.map((a) => result(a, 'deferred', err.responseCode, err.message, err)), providerMessageId: null };
+        const recipients = message.envelope.to.map((a) => result(a, 'deferred', err.responseCode, err.message, err));
+        return { recipients: withTrace(recipients, err.trace), providerMessageId: null };
       }
       const { session, reused } = acquired;
       const attempt = await sendOnce(session.conn, message);
       if (attempt.info) {
+        const trace = pool.trace(session);
         pool.release(session, 'clean');
         return {
-          recipients: resultsFromInfo(message, attempt.info),
+          recipients: withTrace(resultsFromInfo(message, attempt.info), trace),
           providerMessageId: queueIdFromReply(attempt.info.response) ?? attempt.info.serverMessageId ?? message.messageId,
         };
       }
       const err = attempt.error!;
       const lost = err.code !== undefined && CONNECTION_ERRORS.has(err.code);
+      const trace = pool.trace(session);
       pool.release(session, lost ? 'broken' : 'dirty');
       // A pooled session the server had already closed: nothing was sent, try a fresh one once.
       if (lost && reused && nothingSent(attempt) && tries === 0) continue;
       log.info('smtp', 'SMTP transaction failed', { email_id: message.emailId, provider: name, code: err.code, error: err.message });
-      return { recipients: resultsFromError(message, attempt), providerMessageId: null };
+      return { recipients: withTrace(resultsFromError(message, attempt), trace), providerMessageId: null };
     }
   }
 

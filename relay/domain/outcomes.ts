@@ -15,6 +15,7 @@ import {
   type OutcomeRecipientRow,
   type RecipientChange,
 } from '../storage/delivery-state.js';
+import { insertDeliveryAttempts, type DeliveryAttemptRow } from '../storage/delivery-attempts.js';
 import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
 import { announceEvents } from '../bus.js';
 
@@ -59,6 +60,9 @@ class RecordingSession {
   private readonly recipientChanges = new Map<RecipientRow, RecipientChange>();
   private readonly emailChanges = new Map<string, EmailChange>();
   private readonly newEvents: Array<{ state: EmailState; event: NewEvent }> = [];
+  /** The status each recipient's delivery attempt led to (before a waiting complaint applies). */
+  readonly attemptOutcomes = new Map<RecipientRow, RecipientStatus>();
+  readonly attempts: DeliveryAttemptRow[] = [];
   private readonly changes: Pick<OutcomeChanges, 'suppressions' | 'complaintsApplied' | 'complaintsWaiting'> = {
     suppressions: [],
     complaintsApplied: [],
@@ -90,6 +94,7 @@ class RecordingSession {
 
   setStatus(recipient: RecipientRow, status: RecipientStatus, attempted: boolean): void {
     recipient.status = status;
+    if (attempted) this.attemptOutcomes.set(recipient, status);
     const change = this.recipientChanges.get(recipient);
     if (change) {
       change.status = status;
@@ -138,6 +143,7 @@ class RecordingSession {
   /** Writes everything decided; each email's state then holds the events stored for it. */
   async commit(tx: Queryable): Promise<void> {
     await applyOutcomeChanges(tx, { ...this.changes, recipients: [...this.recipientChanges.values()], emails: [...this.emailChanges.values()] }, this.now);
+    await insertDeliveryAttempts(tx, this.attempts);
     if (this.newEvents.length === 0) return;
     const stored = await recordEvents(
       tx,
@@ -154,6 +160,9 @@ export interface DeliveryRecordInput {
   acceptedMeans: 'delivered' | 'sent';
   /** 1-based attempt number of this dispatch. */
   attempt: number;
+  /** When the dispatch began (relay clock), and through which provider: for the attempts view. */
+  startedAt: string;
+  provider: 'sink' | 'smtp';
   /** When the deferred recipients will be tried again; undefined when retries are exhausted. */
   nextAttemptAt?: string;
 }
@@ -174,6 +183,25 @@ async function recordWith<T>(tx: Queryable, emailIds: readonly string[], now: st
   const decided = decide(session);
   await session.commit(tx);
   return decided;
+}
+
+/** The admin's record of one recipient's attempt (CONTRACT section 11). */
+function attemptRow(input: DeliveryRecordInput, recipient: RecipientRow, answer: RecipientResult, outcome: RecipientStatus): DeliveryAttemptRow {
+  return {
+    email_id: input.emailId,
+    position: recipient.position,
+    attempt: input.attempt,
+    recipient: recipient.address,
+    started_at: input.startedAt,
+    provider: input.provider,
+    host: answer.session?.host ?? null,
+    port: answer.session?.port ?? null,
+    tls: answer.session?.tls ? 1 : 0,
+    outcome,
+    reply: answer.diagnostic ?? null,
+    transcript_json: JSON.stringify(answer.session?.transcript ?? []),
+    next_attempt_at: outcome === 'delivery_delayed' ? (input.nextAttemptAt ?? null) : null,
+  };
 }
 
 function decideDelivery(session: RecordingSession, input: DeliveryRecordInput): RecordedOutcome {
@@ -229,6 +257,7 @@ function decideDelivery(session: RecordingSession, input: DeliveryRecordInput): 
         session.event(state, recipient, 'email.delivery_unknown');
         break;
     }
+    session.attempts.push(attemptRow(input, recipient, answer, session.attemptOutcomes.get(recipient)!));
   }
   const accepted = input.result.recipients.some((r) => r.outcome === 'accepted');
   const aggregate = session.finish(state, accepted ? input.result.providerMessageId : null);

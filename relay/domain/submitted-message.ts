@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import addressparser from 'nodemailer/lib/addressparser';
 import type { ErrorDetail } from '../errors.js';
-import { headerValue, parseHeaders } from '../mail/headers.js';
+import { decodeEncodedWords, headerValue, parseHeaders } from '../mail/headers.js';
 import { parseMailbox, type Mailbox } from '../mail/mailbox.js';
 import { subjectProblems, type SendRequest } from './send-request.js';
 
@@ -34,9 +34,12 @@ function mailboxText(name: string, address: string): string {
   return `${plain ? name : `"${name.replace(/(["\\])/g, '\\$1')}"`} <${address}>`;
 }
 
-/** The mailboxes of address headers (groups flattened). */
+/** The mailboxes of address headers, parsed before their names are decoded (groups flattened). */
 function headerMailboxes(values: string[]): Array<{ name: string; address: string }> {
-  return values.flatMap((v) => addressparser(v, { flatten: true })).filter((m) => m.address);
+  return values
+    .flatMap((v) => addressparser(v, { flatten: true }))
+    .filter((m) => m.address)
+    .map((m) => ({ name: decodeEncodedWords(m.name), address: m.address }));
 }
 
 function readFrom(headers: Headers, details: ErrorDetail[]): Mailbox | undefined {
@@ -61,14 +64,15 @@ function readFrom(headers: Headers, details: ErrorDetail[]): Mailbox | undefined
 /** Reads the fields admission decides on; `details` for every rule the message breaks. */
 export function readSubmission(message: SubmittedMessage): { ok: true; value: ReadSubmission } | { ok: false; details: ErrorDetail[] } {
   const headers = parseHeaders(message.raw);
+  const undecoded = parseHeaders(message.raw, false); // for the address fields
   const details: ErrorDetail[] = [];
-  const from = readFrom(headers, details);
+  const from = readFrom(undecoded, details);
 
   const subject = headerValue(headers, 'subject') ?? '';
   for (const problem of subjectProblems(subject)) details.push({ field: 'subject', message: problem });
   if (all(headers, 'subject').length > 1) details.push({ field: 'subject', message: 'the message must have one Subject header' });
 
-  const named = (name: string) => new Map(headerMailboxes(all(headers, name)).map((m) => [m.address.toLowerCase(), m.name]));
+  const named = (name: string) => new Map(headerMailboxes(all(undecoded, name)).map((m) => [m.address.toLowerCase(), m.name]));
   const toHeader = named('to');
   const ccHeader = named('cc');
   const request: SendRequest = { from: from!, to: [], cc: [], bcc: [], subject, headers: {}, tags: {}, metadata: {} };
@@ -82,7 +86,7 @@ export function readSubmission(message: SubmittedMessage): { ok: true; value: Re
   });
   if (message.envelopeTo.length === 0) details.push({ field: 'RCPT TO', message: 'at least one recipient is required' });
 
-  const replyTo = headerMailboxes(all(headers, 'reply-to'));
+  const replyTo = headerMailboxes(all(undecoded, 'reply-to'));
   if (replyTo.length === 1) {
     const parsed = parseMailbox(mailboxText(replyTo[0]!.name, replyTo[0]!.address));
     if (typeof parsed !== 'string') request.replyTo = parsed;

@@ -7,6 +7,7 @@ import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
 import { dailySends, deliveriesOfEmail, findProject, projectOfEmail, resendDeliveryNow, sourceOfEmail, workspaceExists } from '../storage/email-log.js';
 import { utcDay } from '../clock.js';
+import { listDeliveryAttempts } from '../storage/delivery-attempts.js';
 import { param as p } from './route-helpers.js';
 import type { Handler } from './router.js';
 
@@ -37,6 +38,25 @@ export function adminEmailHandlers(s: RelayServices) {
         deliveriesOfEmail(s.db, emailId),
       ]);
       return { status: 200, body: { email, project_id: projectId, source, deliveries } };
+    },
+    deliveryAttempts: async (ctx) => {
+      const emailId = p(ctx, 'email_id');
+      if (!(await projectOfEmail(s.db, emailId))) throw new ApiError('not_found', `No email ${emailId}.`);
+      const rows = await listDeliveryAttempts(s.db, emailId);
+      const attempts = rows.map((r) => ({
+        recipient: r.recipient,
+        attempt: r.attempt,
+        started_at: r.started_at,
+        provider: r.provider,
+        host: r.host,
+        port: r.port,
+        tls: r.tls === 1,
+        outcome: r.outcome,
+        reply: r.reply,
+        transcript: JSON.parse(r.transcript_json) as unknown[],
+        next_attempt_at: r.next_attempt_at,
+      }));
+      return { status: 200, body: { attempts } };
     },
     dailyUsage: async (ctx) => {
       const workspaceId = p(ctx, 'workspace_id');

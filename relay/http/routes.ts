@@ -82,6 +82,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     // A project's emails as the dashboard's email log shows them.
     route('GET', '/admin/v1/projects/:project_id/emails', admin(emailLog.listProjectEmails)),
     route('GET', '/admin/v1/emails/:email_id', admin(emailLog.getEmail)),
+    route('GET', '/admin/v1/emails/:email_id/attempts', admin(emailLog.deliveryAttempts)),
 
     // Captured mail (the SMTP sink) and the inbox on top of it.
     route('GET', '/admin/v1/messages', admin(messages.list)),

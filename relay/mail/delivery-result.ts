@@ -23,6 +23,23 @@ export interface RecipientResult {
   diagnostic?: string;
   /** Why a deferred recipient waits, as a fixed phrase the API may show (delivery/public-reason.ts). */
   reason?: string;
+  /** The SMTP session this answer came from, for the admin's attempts view (never the public API). */
+  session?: SessionTrace;
+}
+
+/** One line of an SMTP conversation: C the client (the relay), S the server. */
+export interface TranscriptLine {
+  dir: 'C' | 'S';
+  line: string;
+}
+
+/** Where an attempt went and what was said: AUTH arguments and message content are never kept. */
+export interface SessionTrace {
+  host: string;
+  port: number;
+  /** Whether the conversation ran over TLS (implicit, or after STARTTLS). */
+  tls: boolean;
+  transcript: TranscriptLine[];
 }
 
 export interface DeliveryResult {

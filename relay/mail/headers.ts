@@ -12,7 +12,11 @@ function headerSection(raw: Buffer): string {
   return raw.subarray(0, end).toString('utf8');
 }
 
-export function parseHeaders(raw: Buffer): Array<[string, string]> {
+/**
+ * The header fields in order, values unfolded and (unless `decode` is false) their encoded words
+ * decoded. Address fields are parsed undecoded: a decoded display name may hold a comma or `<`.
+ */
+export function parseHeaders(raw: Buffer, decode = true): Array<[string, string]> {
   const fields: string[] = [];
   for (const line of headerSection(raw).split(/\r?\n/)) {
     if (/^[ \t]/.test(line) && fields.length > 0) fields[fields.length - 1] += line; // unfold: drop the line break only
@@ -22,7 +26,8 @@ export function parseHeaders(raw: Buffer): Array<[string, string]> {
   for (const field of fields) {
     const colon = field.indexOf(':');
     if (colon <= 0) continue;
-    headers.push([field.slice(0, colon).trim(), decodeEncodedWords(field.slice(colon + 1).trim())]);
+    const value = field.slice(colon + 1).trim();
+    headers.push([field.slice(0, colon).trim(), decode ? decodeEncodedWords(value) : value]);
   }
   return headers;
 }

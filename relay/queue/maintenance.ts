@@ -7,6 +7,7 @@ import { announceEvents } from '../bus.js';
 import type { RelayServices } from '../services.js';
 import { deletePendingComplaintsBefore, eraseBodiesTerminalBefore } from '../storage/emails.js';
 import { interruptedJobs, releaseJobs } from '../storage/jobs.js';
+import { deleteAttemptsTerminalBefore } from '../storage/delivery-attempts.js';
 import { deleteSinkAttemptsBefore } from '../storage/sink-attempts.js';
 
 // Maintenance runs every minute, and whenever the test clock moves.
@@ -38,6 +39,8 @@ export async function runMaintenance(services: RelayServices): Promise<{ erased:
   const now = new Date(nowMs).toISOString();
   const cutoff = new Date(nowMs - services.config.limits.bodyRetentionDays * 86_400_000).toISOString();
   return services.db.write(async (tx) => {
+    // Delivery attempts (their SMTP conversations) are kept as long as the body, no longer.
+    await deleteAttemptsTerminalBefore(tx, cutoff);
     const erased = await eraseBodiesTerminalBefore(tx, cutoff, now);
     const expiredKeys = await forgetExpiredIdempotencyKeys(tx, now);
     // The sink's bookkeeping for simulations only matters while an email is being retried.

@@ -82,6 +82,9 @@ interface Answered {
   result: DeliveryResult;
   acceptedMeans: 'delivered' | 'sent';
   summary: string;
+  /** When the provider was handed the message (relay clock). */
+  startedAt: string;
+  provider: 'sink' | 'smtp';
 }
 
 interface Recorded extends RecordedOutcome {
@@ -93,7 +96,14 @@ interface Recorded extends RecordedOutcome {
 function scheduleNextAttempt(answered: Answered, nowMs: number): DeliveryRecordInput {
   const attempt = answered.job.attempts + 1;
   const delay = retryDelaySeconds(attempt);
-  const input: DeliveryRecordInput = { emailId: answered.job.email_id, result: answered.result, acceptedMeans: answered.acceptedMeans, attempt };
+  const input: DeliveryRecordInput = {
+    emailId: answered.job.email_id,
+    result: answered.result,
+    acceptedMeans: answered.acceptedMeans,
+    attempt,
+    startedAt: answered.startedAt,
+    provider: answered.provider,
+  };
   if (delay !== undefined) input.nextAttemptAt = new Date(nowMs + delay * 1000).toISOString();
   return input;
 }
@@ -167,6 +177,7 @@ async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch)
     return settleUnanswered(services, job, envelopeTo.length, { outcome: 'failed', reason: 'invalid_message' }, error);
   }
   let result: DeliveryResult;
+  const startedAt = services.clock.iso();
   try {
     result = await provider.deliver(message);
   } catch (error) {
@@ -175,7 +186,14 @@ async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch)
     return settleUnanswered(services, job, envelopeTo.length, { outcome: 'delivery_unknown', reason: 'dispatch_error' }, error);
   }
 
-  const answered: Answered = { job, result, acceptedMeans: provider.name === 'sink' ? 'delivered' : 'sent', summary: summarize(result) };
+  const answered: Answered = {
+    job,
+    result,
+    acceptedMeans: provider.name === 'sink' ? 'delivered' : 'sent',
+    summary: summarize(result),
+    startedAt,
+    provider: provider.name,
+  };
   const outcome = await recordOutcome(d, answered);
   announceEvents(services.bus, outcome.events);
   countDeliveryResult(services.metrics, result, answered.acceptedMeans);

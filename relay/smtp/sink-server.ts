@@ -25,6 +25,7 @@ import { insertCapturedMessages, type NewCapturedMessage } from '../storage/capt
 import type { WriteBatch } from '../storage/db.js';
 import { countSinkAttempt } from '../storage/sink-attempts.js';
 import { headerValue, parseHeaders } from '../mail/headers.js';
+import { createKeyAuth } from './key-auth.js';
 import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
 import { dropConnection, sessionDeadlines } from './session-deadline.js';
 import type { ListenerTls } from './tls.js';
@@ -73,6 +74,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
   const limits = services.config.limits;
   const maxBytes = options.maxMessageBytes ?? limits.smtpMaxMessageBytes;
   const reports = createReportMailbox(services);
+  const keyAuth = createKeyAuth(services, { component: 'smtp', tls: options.tls !== undefined, otherPasswords: 'anonymous' });
   // Development (the sink provider) captures any mail; a production listener is only the report MX.
   const capturesMail = services.config.delivery.provider === 'sink';
   // The messages that arrive while a commit is in flight are stored in one unit of the next group.
@@ -133,6 +135,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
   const deadlines = sessionDeadlines(() => server, limits.smtpMaxSessionMs, log, 'smtp');
   function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
     deadlines.start(session);
+    keyAuth.hideAuthUntilSecure(session);
     callback();
   }
 
@@ -147,7 +150,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     const headers = parseHeaders(raw);
     const subject = storableText(headerValue(headers, 'subject'));
     const headerFrom = storableText(headerValue(headers, 'from'));
-    await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, projectId: null, receivedAt: clock.iso() });
+    await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, projectId: keyAuth.sessionKey(session.id)?.projectId ?? null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
     // The inbox indexer parses it for the dashboard, off this path.
     services.bus.emit('message.captured', id);
@@ -215,9 +218,11 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
   const server = new SMTPServer({
     banner: 'Raven SMTP sink',
     authOptional: true,
-    // The sink takes any credentials: clients configured with a login can still send to it.
-    allowInsecureAuth: true,
-    onAuth: (auth, _session, callback) => callback(null, { user: auth.username ?? 'anonymous' }),
+    // AUTH is optional. With an API key it says whose mail this is (its project); any other
+    // login is taken as it is, so clients configured with one can still send here.
+    ...keyAuth.serverOptions,
+    onAuth: keyAuth.onAuth,
+    onSecure: keyAuth.onSecure,
     ...(options.tls
       ? { key: options.tls.key, cert: options.tls.cert, secure: options.tls.implicit, hideSTARTTLS: false }
       : { disabledCommands: ['STARTTLS'], hideSTARTTLS: true }),
@@ -235,7 +240,10 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     disableReverseLookup: true,
     logger: false,
     onConnect,
-    onClose: deadlines.end,
+    onClose: (session) => {
+      deadlines.end(session);
+      keyAuth.forget(session.id);
+    },
     onRcptTo,
     onData,
   });

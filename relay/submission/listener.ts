@@ -2,18 +2,18 @@
 // with an API key as the password. The listener only translates: each message goes through
 // admitEmail, the very admission POST /v1/emails uses, and a refusal is the API's error as an
 // SMTP reply (smtpRefusal). `250` is written only after the admission committed.
-import { isIP } from 'node:net';
-import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { admitEmail, type AdmissionResult } from '../domain/admission.js';
 import { authenticateKey, requirePermission, type KeyPrincipal } from '../domain/auth.js';
 import { parseMailbox } from '../mail/mailbox.js';
 import { ApiError, type ErrorCode } from '../errors.js';
+import { explainListenError } from '../listen-error.js';
 import type { SubmissionEndpoint } from '../http/admin-submission.js';
 import { smtpRefusal } from '../http/error-reply.js';
 import type { RelayServices } from '../services.js';
+import { createKeyAuth } from '../smtp/key-auth.js';
 import { sessionDeadlines } from '../smtp/session-deadline.js';
 import type { ListenerTls } from '../smtp/tls.js';
-import { AuthFailures } from '../auth-failures.js';
 
 export interface SubmissionListener extends SubmissionEndpoint {
   close(): Promise<void>;
@@ -30,85 +30,27 @@ function refusal(error: unknown): SmtpError & { code: ErrorCode } {
   return Object.assign(smtpError(responseCode, message), { code });
 }
 
-/** Whether the listener's address only takes connections from this machine. */
-export function isLoopback(host: string): boolean {
-  if (host === 'localhost') return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1' || host.startsWith('::ffff:127.');
-}
-
 /** MAIL commands refused for want of AUTH before the connection is closed. */
 const MAX_UNAUTHENTICATED_MAIL = 10;
-
-/** The key a session authenticated with: kept to authenticate it again at each message (a key revoked meanwhile stops). */
-interface Authenticated {
-  secret: string;
-}
 
 export async function startSubmissionListener(services: RelayServices, tls: ListenerTls | undefined): Promise<SubmissionListener> {
   const { config, log, metrics } = services;
   const host = config.smtpHost;
   const maxBytes = config.limits.maxRequestBytes;
-  const plainAuthAllowed = isLoopback(host);
-  const failures = new AuthFailures(() => services.clock.nowMs());
-  const sessions = new Map<string, Authenticated>();
-
-  const authenticate = (secret: string): Promise<KeyPrincipal> =>
-    authenticateKey(services.db, services.keys, `Bearer ${secret}`, services.keyUse).then((key) => {
-      requirePermission(key, 'email:send');
-      return key;
-    });
+  const keyAuth = createKeyAuth(services, { component: 'submission', tls: tls !== undefined, otherPasswords: 'refuse' });
 
   const deadlines = sessionDeadlines(() => server, config.limits.smtpMaxSessionMs, log, 'submission');
   function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
     deadlines.start(session);
-    // With a certificate, AUTH is offered only once the connection is encrypted (onSecure).
-    if (tls && !session.secure) session.disabledCommands = ['AUTH'];
+    keyAuth.hideAuthUntilSecure(session);
     callback();
-  }
-
-  function onSecure(_socket: unknown, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
-    session.disabledCommands = [];
-    callback();
-  }
-
-  function onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, callback: (err: Error | null | undefined, response?: { user: unknown }) => void): void {
-    const address = session.remoteAddress;
-    if (failures.exhausted(address)) return callback(smtpError(421, '4.7.0 too many failed authentications from your address; try again in a minute'));
-    if (!session.secure && !plainAuthAllowed) {
-      return callback(smtpError(538, '5.7.11 encryption required: AUTH in plain text is accepted only on a loopback listener (configure smtpTls)'));
-    }
-    const secret = auth.password ?? '';
-    authenticate(secret).then(
-      () => {
-        sessions.set(session.id, { secret });
-        callback(null, { user: 'api-key' });
-      },
-      (error: unknown) => {
-        // A workspace not activated for production still authenticates; each message is refused (production_not_enabled).
-        if (error instanceof ApiError && error.code === 'production_not_enabled') {
-          sessions.set(session.id, { secret });
-          return callback(null, { user: 'api-key' });
-        }
-        if (!(error instanceof ApiError)) {
-          log.error('submission', 'cannot authenticate', { error: (error as Error).message });
-          return callback(smtpError(454, '4.7.0 temporary authentication failure, try again later'));
-        }
-        const { delayMs, exhausted } = failures.record(address);
-        log.info('submission', 'authentication failed', { remote: address, code: error.code });
-        const reply = exhausted
-          ? smtpError(421, '4.7.0 too many failed authentications from your address; try again in a minute')
-          : smtpError(535, `5.7.8 ${error.code}: the password must be an API key with the email:send permission`);
-        setTimeout(() => callback(reply), delayMs).unref();
-      },
-    );
   }
 
   // A client that keeps sending MAIL without authenticating is shown the door, as smtp-server does
   // for commands before AUTH when authentication is not optional.
   const refusedMail = new WeakMap<SMTPServerSession, number>();
   function onMailFrom(_address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
-    if (!sessions.has(session.id)) {
+    if (!keyAuth.sessionKey(session.id)) {
       const refused = (refusedMail.get(session) ?? 0) + 1;
       refusedMail.set(session, refused);
       if (refused > MAX_UNAUTHENTICATED_MAIL) return callback(smtpError(421, '4.7.0 too many commands without authentication, closing'));
@@ -131,9 +73,9 @@ export async function startSubmissionListener(services: RelayServices, tls: List
   }
 
   async function admit(session: SMTPServerSession, raw: Buffer): Promise<AdmissionResult> {
-    const authenticated = sessions.get(session.id);
+    const authenticated = keyAuth.sessionKey(session.id);
     if (!authenticated) throw new ApiError('invalid_api_key', 'Authenticate with an API key first.');
-    const key = await authenticate(authenticated.secret);
+    const key = await keyAuth.authenticate(authenticated.secret);
     return admitEmail(services, key, { kind: 'submission', message: { raw, envelopeTo: session.envelope.rcptTo.map((r) => r.address) } });
   }
 
@@ -179,10 +121,9 @@ export async function startSubmissionListener(services: RelayServices, tls: List
 
   const server = new SMTPServer({
     banner: 'Raven SMTP submission',
-    authMethods: ['PLAIN', 'LOGIN'],
+    ...keyAuth.serverOptions,
     // Authentication is checked by onMailFrom, so its reply is the contract's (530 5.7.0).
     authOptional: true,
-    allowInsecureAuth: true,
     ...(tls ? { key: tls.key, cert: tls.cert, secure: tls.implicit, hideSTARTTLS: false } : { disabledCommands: ['STARTTLS'], hideSTARTTLS: true }),
     ...(config.publicHostname ? { name: config.publicHostname } : {}),
     // Every reply carries its own enhanced status code.
@@ -196,20 +137,21 @@ export async function startSubmissionListener(services: RelayServices, tls: List
     disableReverseLookup: true,
     logger: false,
     onConnect,
-    onSecure,
-    onAuth,
+    onSecure: keyAuth.onSecure,
+    onAuth: keyAuth.onAuth,
     onMailFrom,
     onRcptTo,
     onData,
     onClose: (session) => {
       deadlines.end(session);
-      sessions.delete(session.id);
+      keyAuth.forget(session.id);
     },
   });
   server.on('error', (error: Error) => log.warn('submission', 'submission session error', { error: error.message }));
 
   await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
+    const onError = (error: Error) =>
+      reject(explainListenError(error, { what: 'SMTP submission', flag: '--submission-port', env: 'RAVEN_SUBMISSION_PORT', host, port: config.submissionPort }));
     server.server.once('error', onError);
     server.listen(config.submissionPort, host, () => {
       server.server.removeListener('error', onError);

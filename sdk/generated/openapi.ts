@@ -722,6 +722,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/emails/{email_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every delivery attempt of an email, per recipient, with its SMTP conversation
+         * @description Oldest first: one entry per recipient and delivery attempt (CONTRACT section 11). The
+         *     transcript never holds an AUTH argument or the message content. Kept as long as the
+         *     email's body (erased 7 days after the email became terminal). The public read API never
+         *     shows any of it.
+         */
+        get: operations["adminListDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/workspaces/{workspace_id}/usage/daily": {
         parameters: {
             query?: never;
@@ -1650,6 +1673,44 @@ export interface components {
              */
             source: "api" | "smtp";
             deliveries: components["schemas"]["EventDelivery"][];
+        };
+        DeliveryAttemptList: {
+            attempts: components["schemas"]["DeliveryAttempt"][];
+        };
+        /** @description One recipient's part in one delivery attempt. */
+        DeliveryAttempt: {
+            /** @description The address, as the email gave it (BCC included). */
+            recipient: string;
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When the attempt began, on the relay clock.
+             */
+            started_at: string;
+            /** @enum {string} */
+            provider: "sink" | "smtp";
+            /** @description The server connected to. */
+            host: string | null;
+            port: number | null;
+            /** @description Whether the conversation ran over TLS (implicit, or after STARTTLS). */
+            tls: boolean;
+            outcome: components["schemas"]["RecipientStatus"];
+            /** @description The server's final reply for this recipient (to the final dot, or the refusal or error that ended the attempt). */
+            reply: string | null;
+            transcript: components["schemas"]["TranscriptLine"][];
+            /**
+             * Format: date-time
+             * @description When a delayed recipient is tried again; null otherwise.
+             */
+            next_attempt_at: string | null;
+        };
+        TranscriptLine: {
+            /**
+             * @description C the relay (client), S the server.
+             * @enum {string}
+             */
+            dir: "C" | "S";
+            line: string;
         };
         DailyUsage: {
             days: {
@@ -3448,6 +3509,34 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AdminEmailDetail"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminListDeliveryAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryAttemptList"];
                 };
             };
             401: components["responses"]["AdminUnauthorized"];

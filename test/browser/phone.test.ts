@@ -156,6 +156,28 @@ describe('dashboard at phone width', () => {
     }
   });
 
+  it('fits every page into a tablet, upright (834 px) and on its side (1024 px): a long address no longer widens the email log past the screen, the pickers stay off the left edge', async () => {
+    for (const viewport of [
+      { width: 834, height: 1194 },
+      { width: 1024, height: 768 },
+    ]) {
+      const { context, page } = await newPage(env.b, 'light', viewport);
+      await signIn(page, env.t);
+      for (const { name, hash, ready } of pages()) {
+        await page.goto(`${env.t.directUrl}/${hash}`);
+        await page.locator(ready).first().waitFor();
+        await page.locator('select[aria-label="Project"] option').first().waitFor({ state: 'attached' });
+        const where = `${name} at ${viewport.width}x${viewport.height}`;
+        const found = await overflow(page, viewport);
+        assert.ok(found.scrollWidth <= viewport.width, `${where}: the page is ${found.scrollWidth} px wide`);
+        assert.deepEqual(found.outside, [], `${where}: elements cross the viewport's edge`);
+        await assertTappable(page.getByLabel('Workspace', { exact: true }), viewport, `${where}: the workspace picker`);
+      }
+      await screenshot(page, `tablet-${viewport.width}-usage`);
+      await context.close();
+    }
+  });
+
   it('opens the navigation from the menu button at phone width, and a link closes it', async () => {
     const viewport = PHONES[0]!;
     const { context, page } = await newPage(env.b, 'light', viewport);

@@ -25,7 +25,7 @@ async function startMerged(args: string[], env: NodeJS.ProcessEnv): Promise<{ ch
   const database = TEST_BACKEND === 'postgres' ? await freshPostgresDatabase() : undefined;
   if (database) cleanups.push(() => database.drop());
   const words = ravenctlCommand(['relay', 'start', '--port', '0', '--smtp-port', '0', ...(database ? ['--database', database.url] : []), ...args]);
-  const child = spawn('sh', ['-c', `exec ${words.map(quote).join(' ')} 2>&1`], { env: ravenctlEnv(env), cwd: dir });
+  const child = spawn('sh', ['-c', `exec ${words.map(quote).join(' ')} 2>&1`], { env: ravenctlEnv(env, dir), cwd: dir });
   let output = '';
   const waiters: Array<{ pattern: RegExp; resolve: () => void }> = [];
   child.stdout!.setEncoding('utf8').on('data', (d: string) => {
@@ -84,7 +84,7 @@ describe('the banner with the admin token from the environment', () => {
     const elsewhere = mkdtempSync(path.join(dir, 'shell-'));
     writeFileSync(path.join(elsewhere, 'raven.env'), `RAVEN_ADMIN_TOKEN=${token}\n`);
     const command = ready.new_key_command.replace('npx ravenctl', ravenctlCommand([]).map(quote).join(' ')).replace('NAME', 'laptop');
-    const run = spawn('sh', ['-c', `. ./raven.env && ${command} --json`], { env: ravenctlEnv({ HOME: elsewhere }), cwd: elsewhere });
+    const run = spawn('sh', ['-c', `. ./raven.env && ${command} --json`], { env: ravenctlEnv({}, elsewhere), cwd: elsewhere });
     let stdout = '';
     let stderr = '';
     run.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -15,7 +15,8 @@ after(() => rmSync(bin, { recursive: true, force: true }));
 /** Runs a shell script with `ravenctl` on its PATH (a wrapper around the sources). */
 function sh(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('/bin/sh', ['-c', script], { env: ravenctlEnv({ ...env, PATH: `${bin}:${process.env.PATH ?? ''}` }) }, (error, stdout, stderr) => {
+    // In the wrapper's folder, never the checkout (whose ./.raven may hold a developer's admin token).
+    execFile('/bin/sh', ['-c', script], { cwd: bin, env: ravenctlEnv({ ...env, PATH: `${bin}:${process.env.PATH ?? ''}` }, bin) }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { startRelay, type Relay } from '../../relay/app.js';
 import { verifyWebhook } from '../../sdk/webhooks.js';
 import { spawnRavenctl } from '../helpers/ravenctl.js';
+import { plainMessage, submitOnce } from '../helpers/submission.js';
 import { ADMIN_TOKEN, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 interface Received {
@@ -159,6 +160,22 @@ describe('ravenctl listen', () => {
     for (const r of received.slice(before)) verifyWebhook(r.raw, r.headers, secret);
     assert.equal(cli.stderr(), '', 'nothing on stderr in JSON mode');
 
+    cli.child.kill('SIGINT');
+    assert.equal(await cli.exit, 130);
+  });
+
+  test('an email submitted over SMTP reaches listen like one sent through the API', async () => {
+    const t2 = await startTestRelay();
+    cleanups.push(() => t2.stop());
+    const cli = startCli(['listen', '--forward-to', receiverUrl, '--base-url', t2.url, '--json'], { RAVEN_API_KEY: t2.apiKey });
+    cleanups.push(async () => {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    });
+    await cli.waitFor('stdout', /^\{.*\}$/m);
+    const reply = await submitOnce(t2, t2.apiKey, [`ada@${t2.domain}`], plainMessage({ from: `hello@${t2.domain}`, to: `ada@${t2.domain}` }));
+    const id = /^250 2\.0\.0 (em_\w+) queued$/.exec(reply)?.[1];
+    assert.ok(id, reply);
+    await cli.waitFor('stdout', new RegExp(`"email_id":"${id}"[^\\n]*"event_type":"email\\.delivered"|"event_type":"email\\.delivered"[^\\n]*"email_id":"${id}"`));
     cli.child.kill('SIGINT');
     assert.equal(await cli.exit, 130);
   });

@@ -2,7 +2,7 @@
 // message and records its envelope and bytes; a script (set at start, or changed later through
 // `script`) makes it answer chosen codes, or drop the connection, at any step of the session.
 import type { AddressInfo } from 'node:net';
-import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
 
 /** A reply the upstream gives instead of accepting: `{ code: 451, message: '4.2.0 try later' }`. */
 export interface UpstreamReply {
@@ -51,6 +51,8 @@ function replyError(reply: UpstreamReply): Error & { responseCode: number } {
 export interface FakeUpstreamOptions {
   /** Offer STARTTLS with this certificate (tls-cert.ts makes a self-signed one). */
   tls?: { key: Buffer; cert: Buffer };
+  /** Offer AUTH PLAIN and LOGIN and accept only these credentials (in plain text too when no TLS). */
+  auth?: { user: string; pass: string };
 }
 
 export async function startFakeUpstream(script: UpstreamScript = {}, options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
@@ -73,6 +75,17 @@ export async function startFakeUpstream(script: UpstreamScript = {}, options: Fa
   const server = new SMTPServer({
     authOptional: true,
     ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : { disabledCommands: ['STARTTLS'] }),
+    ...(options.auth
+      ? {
+          authMethods: ['PLAIN', 'LOGIN'],
+          allowInsecureAuth: !options.tls,
+          onAuth(auth: SMTPServerAuthentication, _session: SMTPServerSession, callback: (err: Error | null, response?: { user: string }) => void) {
+            const ok = auth.username === options.auth!.user && auth.password === options.auth!.pass;
+            if (ok) callback(null, { user: auth.username! });
+            else callback(Object.assign(new Error('5.7.8 Authentication credentials invalid'), { responseCode: 535 }));
+          },
+        }
+      : {}),
     logger: false,
     closeTimeout: 1_000,
     onConnect(session, callback) {

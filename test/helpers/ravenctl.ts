@@ -1,6 +1,10 @@
-// Runs ravenctl (cli/main.ts through tsx) as a process from any working directory, with only the
-// environment given (plus PATH and NO_COLOR), so the user's RAVEN_* variables never leak in.
+// Runs ravenctl (cli/main.ts through tsx) as a process in a folder of its own (its working
+// directory and home), with only the environment given (plus PATH and NO_COLOR): the developer's
+// ./.raven (left by `npm run relay` in the checkout), RAVEN_* variables and profile never leak in.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -12,6 +16,7 @@ export interface RavenctlRun {
 }
 
 export interface RavenctlOptions {
+  /** Working directory (and HOME unless env names one); by default a new empty folder, removed when it exits. */
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   input?: string | Buffer;
@@ -23,15 +28,29 @@ export function ravenctlCommand(args: string[]): [string, ...string[]] {
   return [process.execPath, '--import', import.meta.resolve('tsx'), `${root}cli/main.ts`, ...args];
 }
 
-/** The environment ravenctl runs with: only what is given, so the user's RAVEN_* never leak in. */
-export function ravenctlEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+/**
+ * The environment ravenctl runs with: only what is given, so the user's RAVEN_* never leak in,
+ * and `home` as HOME and XDG_CONFIG_HOME's parent, so the user's profile is never read (without
+ * HOME, os.homedir() would find the real one in the password database).
+ */
+export function ravenctlEnv(env: NodeJS.ProcessEnv, home: string): NodeJS.ProcessEnv {
   // The repository's tsconfig by path: the SDK's package name maps to its sources through it.
-  return { PATH: process.env.PATH ?? '', NO_COLOR: '1', TSX_TSCONFIG_PATH: `${root}tsconfig.json`, ...env };
+  const base = { PATH: process.env.PATH ?? '', NO_COLOR: '1', TSX_TSCONFIG_PATH: `${root}tsconfig.json` };
+  return { ...base, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...env };
 }
 
 export function spawnRavenctl(args: string[], options: RavenctlOptions = {}): ChildProcessWithoutNullStreams {
   const [node, ...nodeArgs] = ravenctlCommand(args);
-  return spawn(node, nodeArgs, { cwd: options.cwd ?? root, env: ravenctlEnv(options.env) });
+  // Never the checkout: a developer's relay keeps its ./.raven (admin token, database) there.
+  const own = options.cwd === undefined ? mkdtempSync(path.join(tmpdir(), 'ravenctl-')) : undefined;
+  const cwd = options.cwd ?? own!;
+  const child = spawn(node, nodeArgs, { cwd, env: ravenctlEnv(options.env ?? {}, cwd) });
+  if (own !== undefined) {
+    const remove = () => rmSync(own, { recursive: true, force: true });
+    child.once('exit', remove);
+    child.once('error', remove);
+  }
+  return child;
 }
 
 export function ravenctl(args: string[], options: RavenctlOptions = {}): Promise<RavenctlRun> {

@@ -35,9 +35,8 @@ export function startRelayProcess(options: RelayProcessOptions): Promise<RelayPr
     ...(options.config ? ['--config', options.config] : []),
     ...(options.extraArgs ?? []),
   ];
-  const env: NodeJS.ProcessEnv = { ...process.env, RAVEN_LOG_LEVEL: 'error' };
-  for (const name of Object.keys(env)) if (name.startsWith('RAVEN_') && name !== 'RAVEN_LOG_LEVEL') delete env[name];
-  const child = spawnRavenctl(args, { env });
+  // Only what the relay is given: none of the developer's (or the runner's) RAVEN_* variables.
+  const child = spawnRavenctl(args, { env: { RAVEN_LOG_LEVEL: 'error' } });
   child.stdin.end();
   let stdout = '';
   let stderr = '';

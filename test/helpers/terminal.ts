@@ -1,10 +1,10 @@
 // Runs ravenctl in a real pseudo-terminal (util-linux `script`, part of every Debian system), so
 // its prompts show, and answers each one when its pattern appears on the screen.
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { ravenctlCommand, ravenctlEnv } from './ravenctl.js';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface TerminalRun {
   code: number | null;
@@ -22,7 +22,10 @@ export interface TerminalRun {
 export async function inTerminal(args: string[], env: NodeJS.ProcessEnv, answers: Array<[RegExp, string]>, signal: AbortSignal): Promise<TerminalRun> {
   const pending = [...answers];
   const command = ravenctlCommand(args).map((word) => `'${word}'`).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { env: ravenctlEnv({ TERM: process.env.TERM ?? 'xterm', ...env }), cwd: root });
+  // A folder of its own, as every ravenctl the tests start (helpers/ravenctl.ts): never the checkout.
+  const own = mkdtempSync(path.join(tmpdir(), 'ravenctl-tty-'));
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { env: ravenctlEnv({ TERM: process.env.TERM ?? 'xterm', ...env }, own), cwd: own });
+  child.once('exit', () => rmSync(own, { recursive: true, force: true }));
   signal.addEventListener('abort', () => child.kill());
   let since = '';
   let screen = '';

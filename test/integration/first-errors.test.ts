@@ -64,7 +64,8 @@ describe('GET /v1/domains', () => {
 });
 
 describe('a port already in use', () => {
-  for (const [flag, field] of [['--port', 'port'], ['--smtp-port', 'smtpPort']] as const) {
+  const variables = { '--port': 'RAVEN_PORT', '--smtp-port': 'RAVEN_SMTP_PORT', '--submission-port': 'RAVEN_SUBMISSION_PORT' };
+  for (const [flag, field] of [['--port', 'port'], ['--smtp-port', 'smtpPort'], ['--submission-port', 'submissionPort']] as const) {
     test(`names ${flag} and its variable`, async () => {
       const taken = net.createServer();
       await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -76,7 +77,7 @@ describe('a port already in use', () => {
           (error: NodeJS.ErrnoException) => {
             assert.equal(error.code, 'EADDRINUSE');
             assert.ok(error.message.includes(`127.0.0.1:${port} is already in use`), error.message);
-            assert.ok(error.message.includes(`choose another with ${flag} N or ${flag === '--port' ? 'RAVEN_PORT' : 'RAVEN_SMTP_PORT'}`), error.message);
+            assert.ok(error.message.includes(`choose another with ${flag} N or ${variables[flag]}`), error.message);
             return true;
           },
         );

@@ -64,6 +64,26 @@ describe('per-project inboxes and the wait', () => {
     }
   });
 
+  test("a sink client that authenticates with an API key sends its project's mail; a wrong key is 535, another login no project", async () => {
+    const send = async (auth: { user: string; pass: string }, to: string) => {
+      const transport = nodemailer.createTransport({ host: t.relay.smtpHost, port: t.relay.smtpPort, ignoreTLS: true, auth });
+      try {
+        return await transport.sendMail({ from: 'app@elsewhere.test', to, subject: 'Over SMTP', text: 'hi' });
+      } finally {
+        transport.close();
+      }
+    };
+    await send({ user: 'raven', pass: other.key }, 'keyed@elsewhere.test');
+    const keyed = await waitFor('to=keyed@elsewhere.test');
+    assert.equal(keyed.body.project_id, other.projectId);
+    await send({ user: 'someone', pass: 'a password of its own' }, 'own-login@elsewhere.test');
+    assert.equal((await waitFor('to=own-login@elsewhere.test')).body.project_id, null);
+    await assert.rejects(send({ user: 'raven', pass: 'rr_test_not_a_real_key' }, 'refused@elsewhere.test'), (error: { response?: string }) => {
+      assert.match(String(error.response), /^535 5\.7\.8 /);
+      return true;
+    });
+  });
+
   test('an unknown project, a malformed timeout or an unknown after is a validation_error', async () => {
     for (const query of ['project=prj_nope', 'timeout=0', 'timeout=121', 'timeout=abc', 'after=msg_nope', 'to=', 'to=a@x.test&to=b@x.test']) {
       const res = await waitFor(query);

@@ -22,6 +22,13 @@ test('the envelope decides who receives it: To header -> to, Cc -> cc, anyone el
   assert.deepEqual(request.bcc.map((m) => m.address), ['carol@ours.test']);
 });
 
+test('a display name with an encoded comma stays one mailbox (addresses are parsed before names are decoded)', () => {
+  const read = readSubmission({ raw: raw(['From: =?utf-8?Q?Doe=2C_J=C3=BCrgen?= <j@ours.test>', 'To: b@ours.test', 'Subject: s', '', 'x']), envelopeTo: ['b@ours.test'] });
+  assert.ok(read.ok, JSON.stringify(read));
+  assert.equal(read.value.request.from.name, 'Doe, Jürgen');
+  assert.equal(read.value.request.from.address, 'j@ours.test');
+});
+
 test('a repeat is compared without Date and Message-ID (folded lines included), with the envelope', () => {
   const message = (date: string, id: string) => raw(['From: a@ours.test', `Date: ${date}`, `Message-ID:`, ` <${id}@x>`, 'Subject: s', '', 'body']);
   const a = submissionHash({ raw: message('Mon, 1 Jan 2024', 'one'), envelopeTo: ['b@ours.test'] });

@@ -81,7 +81,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
 
   let page;
   if (section === 'inbox' && route[1]) page = <MessagePage id={route[1]} />;
-  else if (section === 'inbox') page = <Inbox />;
+  else if (section === 'inbox') page = <Inbox projects={tenancy.projects} />;
   else if (section === 'emails' && route[1]) page = <EmailPage id={route[1]} />;
   else if (section === 'emails') page = <EmailLog tenancy={tenancy} />;
   else page = <SettingsPage page={section} tenancy={tenancy} />;

@@ -1,5 +1,6 @@
 // The inbox: captured mail newest first, live, searchable, with keyboard navigation
 // (j/k move, Enter opens, Delete deletes, / searches).
+import { Fragment } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, seg, type InboxEntry, type Schemas } from '../api';
 import { formatSize, formatTime } from '../format';
@@ -9,16 +10,30 @@ import { confirmAction, ErrorNote, messageOf, Paperclip } from '../ui';
 
 const SEARCH_HELP = 'Search: words, from:, to:, subject:, is:unread';
 
-function inboxPath(q: string, cursor?: string): string {
+/** The search terms, as the help popover beside the search box lists them. */
+export const SEARCH_TERMS: Array<[string, string]> = [
+  ['words', 'in the subject, sender, recipients or the start of the text'],
+  ['from:ada', 'the sender (name or address) contains "ada"'],
+  ['to:team@', 'a recipient contains "team@"'],
+  ['subject:"weekly report"', 'quote a value with spaces'],
+  ['is:unread, is:read', 'by read flag'],
+];
+
+function inboxPath(q: string, project: string, cursor?: string): string {
   const params = new URLSearchParams();
   if (q) params.set('q', q);
+  if (project) params.set('project', project);
   if (cursor) params.set('cursor', cursor);
   const query = params.toString();
   return `/admin/v1/inbox${query ? `?${query}` : ''}`;
 }
 
-export function Inbox() {
+/** The inbox, of every project or of the one chosen in its project selector (CONTRACT section 10). */
+export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
   const [query, setQuery] = useState(() => sessionStorage.getItem('raven.inbox.q') ?? '');
+  const [project, setProject] = useState(() => sessionStorage.getItem('raven.inbox.project') ?? '');
+  const projectRef = useRef(project);
+  projectRef.current = project;
   const [messages, setMessages] = useState<InboxEntry[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [unread, setUnread] = useState(0);
@@ -31,7 +46,7 @@ export function Inbox() {
 
   const loadFirstPage = useCallback(async (q: string) => {
     try {
-      const page = await api<Schemas['InboxPage']>('GET', inboxPath(q));
+      const page = await api<Schemas['InboxPage']>('GET', inboxPath(q, projectRef.current));
       if (q !== queryRef.current) return;
       setMessages(page.messages);
       setCursor(page.next_cursor);
@@ -46,9 +61,10 @@ export function Inbox() {
   // Search as the user types, a moment after the last key.
   useEffect(() => {
     sessionStorage.setItem('raven.inbox.q', query);
+    sessionStorage.setItem('raven.inbox.project', project);
     const timer = setTimeout(() => void loadFirstPage(query), 200);
     return () => clearTimeout(timer);
-  }, [query]);
+  }, [query, project]);
 
   useEffect(
     () =>
@@ -56,8 +72,8 @@ export function Inbox() {
         (frame) => {
           setUnread(frame.unread);
           if (frame.type !== 'captured' || !frame.messages) return;
-          // A search decides on the server what matches: ask again. Otherwise new mail goes on top.
-          if (queryRef.current) void loadFirstPage(queryRef.current);
+          // A search or a project decides on the server what matches: ask again. Otherwise new mail goes on top.
+          if (queryRef.current || projectRef.current) void loadFirstPage(queryRef.current);
           else setMessages((current) => [...frame.messages!.slice().reverse(), ...current]);
         },
         // Connected (or reconnected): whatever arrived meanwhile is on the server.
@@ -69,7 +85,7 @@ export function Inbox() {
   const loadMore = async () => {
     if (!cursor) return;
     try {
-      const page = await api<Schemas['InboxPage']>('GET', inboxPath(query, cursor));
+      const page = await api<Schemas['InboxPage']>('GET', inboxPath(query, project, cursor));
       setMessages((current) => [...current, ...page.messages]);
       setCursor(page.next_cursor);
     } catch (failure) {
@@ -151,6 +167,30 @@ export function Inbox() {
             value={query}
             onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
           />
+          <details class="search-help">
+            <summary aria-label="Search help">?</summary>
+            <div class="popover" role="note">
+              <p>Every term must match (case-insensitive).</p>
+              <dl>
+                {SEARCH_TERMS.map(([term, meaning]) => (
+                  <Fragment key={term}>
+                    <dt>
+                      <code>{term}</code>
+                    </dt>
+                    <dd>{meaning}</dd>
+                  </Fragment>
+                ))}
+              </dl>
+            </div>
+          </details>
+          <select value={project} onChange={(e) => setProject((e.target as HTMLSelectElement).value)} aria-label="Inbox project">
+            <option value="">All projects</option>
+            {projects.map((p) => (
+              <option value={p.id} key={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
           <button type="button" class="danger-outline" onClick={removeAll} disabled={messages.length === 0}>
             Delete all
           </button>

@@ -5,6 +5,7 @@ import { api, seg, type Schemas } from '../api';
 import { formatDateTime, formatSize } from '../format';
 import { href, navigate } from '../router';
 import { confirmAction, ErrorNote, Loading, Modal, Paperclip, useAction, useLoad } from '../ui';
+import { MessageExtracts } from './message-extracts';
 
 type Tab = 'html' | 'text' | 'headers' | 'raw';
 const WIDTHS = { desktop: '100%', tablet: '768px', phone: '375px' } as const;
@@ -129,6 +130,8 @@ export function MessagePage({ id }: { id: string }) {
           ))}
         </ul>
       ) : null}
+
+      <MessageExtracts message={message} />
 
       <div class="tabs" role="tablist">
         {(['html', 'text', 'headers', 'raw'] as const).map((t) => (

@@ -1,0 +1,64 @@
+// Delivery attempts per recipient (migration 0012): written with the outcome they led to, read by
+// the admin's attempts view, erased with the email's body.
+import type { Queryable, Reader } from './db.js';
+import { insertRows } from './rows.js';
+
+export interface DeliveryAttemptRow {
+  email_id: string;
+  position: number;
+  attempt: number;
+  recipient: string;
+  started_at: string;
+  provider: 'sink' | 'smtp';
+  host: string | null;
+  port: number | null;
+  tls: number;
+  outcome: string;
+  reply: string | null;
+  transcript_json: string;
+  next_attempt_at: string | null;
+}
+
+const COLUMNS = [
+  'email_id',
+  'position',
+  'attempt',
+  'recipient',
+  'started_at',
+  'provider',
+  'host',
+  'port',
+  'tls',
+  'outcome',
+  'reply',
+  'transcript_json',
+  'next_attempt_at',
+] as const satisfies ReadonlyArray<keyof DeliveryAttemptRow>;
+
+export async function insertDeliveryAttempts(tx: Queryable, rows: readonly DeliveryAttemptRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'delivery_attempts',
+    COLUMNS,
+    rows,
+    'ON CONFLICT (email_id, position, attempt) DO NOTHING',
+  );
+}
+
+/** An email's attempts, oldest first. */
+export async function listDeliveryAttempts(db: Reader, emailId: string): Promise<DeliveryAttemptRow[]> {
+  const rows = await db.all<DeliveryAttemptRow>(
+    `SELECT ${COLUMNS.join(', ')} FROM delivery_attempts WHERE email_id = ? ORDER BY attempt, started_at, position`,
+    [emailId],
+  );
+  return rows.map((r) => ({ ...r, position: Number(r.position), attempt: Number(r.attempt), port: r.port === null ? null : Number(r.port), tls: Number(r.tls) }));
+}
+
+/** Attempts of the emails whose body the retention rule is about to erase (terminal at or before `cutoff`). */
+export async function deleteAttemptsTerminalBefore(tx: Queryable, cutoff: string): Promise<void> {
+  await tx.run(
+    `DELETE FROM delivery_attempts
+      WHERE email_id IN (SELECT id FROM emails WHERE body_erased_at IS NULL AND terminal_at IS NOT NULL AND terminal_at <= ?)`,
+    [cutoff],
+  );
+}
