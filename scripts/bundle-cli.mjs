@@ -4,8 +4,9 @@
 // resolving and compiling some twenty modules, which is most of what `ravenctl --version` costs
 // over `node -e 0`. The packages a command loads only when it runs (the SDK with undici, the
 // prompts) stay external, and so does the relay (`relay start` imports dist/relay/app.js): its
-// migrations are found next to its compiled code.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+// migrations are found next to its compiled code. Bundles into the build folder given as the
+// argument (scripts/build.mjs passes its fresh one), else dist/.
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -14,7 +15,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 const bundled = new Set(['commander']);
 const external = Object.keys(pkg.dependencies).filter((name) => !bundled.has(name)).flatMap((name) => [name, `${name}/*`]);
-const outdir = path.join(root, 'dist/cli');
+const dist = process.argv[2] ? path.resolve(process.argv[2]) : path.join(root, 'dist');
+const outdir = path.join(dist, 'cli');
 
 /** Imports of relay/ sources point at their compiled files in dist/relay/, relative to the bundle. */
 const relayStaysCompiled = {
@@ -24,14 +26,14 @@ const relayStaysCompiled = {
       const source = path.resolve(args.resolveDir, args.path);
       const fromRoot = path.relative(root, source);
       if (!fromRoot.startsWith(`relay${path.sep}`)) return undefined;
-      const compiled = path.join(root, 'dist', fromRoot);
+      const compiled = path.join(dist, fromRoot);
       return { path: `./${path.relative(outdir, compiled).split(path.sep).join('/')}`, external: true };
     });
   },
 };
 
 // Chunks of an earlier build (their names carry a content hash) would pile up.
-for (const name of readdirSync(outdir)) if (/-[A-Z0-9]{8}\.js$/.test(name)) rmSync(path.join(outdir, name));
+if (existsSync(outdir)) for (const name of readdirSync(outdir)) if (/-[A-Z0-9]{8}\.js$/.test(name)) rmSync(path.join(outdir, name));
 
 await build({
   entryPoints: [path.join(root, 'cli/main.ts')],

@@ -32,6 +32,7 @@ export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type WebhookDeliveryList = Schemas['WebhookDeliveryList'];
 export type Usage = Schemas['Usage'];
 export type DeliveryAttempt = Schemas['DeliveryAttempt'];
+export type WebhookSecretRotated = Schemas['WebhookSecretRotated'];
 export type DeliveryAttemptList = Schemas['DeliveryAttemptList'];
 export type CapturedMessageSummary = Schemas['CapturedMessageSummary'];
 export type CapturedMessageList = Schemas['CapturedMessageList'];
@@ -181,6 +182,12 @@ export class RavenAdmin {
         send<WebhookEndpointList>({ method: 'GET', path: `/projects/${seg(projectId)}/webhooks`, options }),
       delete: (webhookId: string, options?: RequestOptions) =>
         send<void>({ method: 'DELETE', path: `/webhooks/${seg(webhookId)}`, options }),
+      /**
+       * A new signing secret (shown only here); the old one keeps signing beside it for
+       * `overlap_seconds` (default a day, at most a week). Not retried: a repeat would rotate twice.
+       */
+      rotateSecret: (webhookId: string, params: { overlap_seconds?: number } = {}, options?: RequestOptions) =>
+        send<WebhookSecretRotated>({ method: 'POST', path: `/webhooks/${seg(webhookId)}/rotate-secret`, body: params, options }),
       /** Delivery attempts of the endpoint, newest first. */
       deliveries: (webhookId: string, options?: RequestOptions) =>
         send<WebhookDeliveryList>({ method: 'GET', path: `/webhooks/${seg(webhookId)}/deliveries`, options }),

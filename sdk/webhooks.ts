@@ -49,7 +49,7 @@ export interface SignWebhookOptions {
 
 export interface SignedWebhook {
   timestamp: string;
-  /** `v1=<64 lowercase hex>` */
+  /** `v1=<64 lowercase hex>`, one comma-separated entry per secret */
   signature: string;
   headers: { 'Service-Timestamp': string; 'Service-Signature': string };
 }
@@ -62,31 +62,40 @@ export function computeSignature(rawBody: WebhookPayload, secret: string, timest
     .digest('hex');
 }
 
-/** Signs a payload the way the service does (for tests and `ravenctl listen`). */
-export function signWebhook(rawBody: WebhookPayload, secret: string, opts: SignWebhookOptions = {}): SignedWebhook {
-  assertSecret(secret);
+/**
+ * Signs a payload the way the service does (for tests and `ravenctl listen`). Several secrets (a
+ * rotation's new one first, then the old one) give one comma-separated `v1=` entry each.
+ */
+export function signWebhook(rawBody: WebhookPayload, secret: string | readonly string[], opts: SignWebhookOptions = {}): SignedWebhook {
+  const secrets = typeof secret === 'string' ? [secret] : [...secret];
+  if (secrets.length === 0) throw new RavenError('webhook secret must be a non-empty string');
+  secrets.forEach(assertSecret);
   const seconds = opts.timestamp ?? Math.floor(Date.now() / 1000);
   if (!Number.isSafeInteger(seconds) || seconds < 0) {
     throw new RavenError('signWebhook: timestamp must be a non-negative integer of unix seconds');
   }
   const timestamp = String(seconds);
-  const signature = `v1=${computeSignature(rawBody, secret, timestamp)}`;
+  const signature = secrets.map((key) => `v1=${computeSignature(rawBody, key, timestamp)}`).join(',');
   return { timestamp, signature, headers: { 'Service-Timestamp': timestamp, 'Service-Signature': signature } };
 }
 
 /**
  * Checks a webhook request and returns its parsed body. Pass the raw body bytes exactly as
  * received. Throws WebhookVerificationError with a `reason` when the request is not authentic
- * (any one `v1=` entry of the signature header may match) or its timestamp is more than
+ * (any one `v1=` entry of the signature header may match any one of the secrets given: during a
+ * rotation, pass the new secret and the old one) or its timestamp is more than
  * `toleranceSeconds` away from `now`, in the past or the future.
  */
 export function verifyWebhook(
   rawBody: WebhookPayload,
   headers: WebhookHeaders,
-  secret: string,
+  secret: string | readonly string[],
   opts: VerifyWebhookOptions = {},
 ): WebhookEvent {
-  assertSecret(secret);
+  // Several secrets: during a rotation a receiver may hold the new one and the old one.
+  const secrets = typeof secret === 'string' ? [secret] : [...secret];
+  if (secrets.length === 0) throw new RavenError('webhook secret must be a non-empty string');
+  secrets.forEach(assertSecret);
   const timestamp = readHeader(headers, TIMESTAMP_HEADER);
   const signatureHeader = readHeader(headers, SIGNATURE_HEADER);
   if (timestamp === undefined) fail('missing_header', `missing ${TIMESTAMP_HEADER} header`);
@@ -103,11 +112,13 @@ export function verifyWebhook(
     fail('bad_format', `${SIGNATURE_HEADER} must hold at least one v1=<64 lowercase hex> entry`);
   }
 
-  const expected = Buffer.from(computeSignature(rawBody, secret, timestamp), 'hex');
-  // Compare every candidate, without stopping at the first match, in constant time each.
+  // Compare every candidate with every secret, without stopping at the first match, in constant time each.
   let matched = false;
-  for (const hex of candidates) {
-    if (timingSafeEqual(expected, Buffer.from(hex, 'hex'))) matched = true;
+  for (const key of secrets) {
+    const expected = Buffer.from(computeSignature(rawBody, key, timestamp), 'hex');
+    for (const hex of candidates) {
+      if (timingSafeEqual(expected, Buffer.from(hex, 'hex'))) matched = true;
+    }
   }
   if (!matched) fail('bad_signature', 'no signature matches the payload and secret');
 
@@ -157,11 +168,11 @@ function readHeader(headers: WebhookHeaders, name: string): string | undefined {
 
 /** The `webhooks` namespace of a client: the same functions as verifyWebhook / signWebhook. */
 export class Webhooks {
-  verify(rawBody: WebhookPayload, headers: WebhookHeaders, secret: string, opts?: VerifyWebhookOptions): WebhookEvent {
+  verify(rawBody: WebhookPayload, headers: WebhookHeaders, secret: string | readonly string[], opts?: VerifyWebhookOptions): WebhookEvent {
     return verifyWebhook(rawBody, headers, secret, opts);
   }
 
-  sign(rawBody: WebhookPayload, secret: string, opts?: SignWebhookOptions): SignedWebhook {
+  sign(rawBody: WebhookPayload, secret: string | readonly string[], opts?: SignWebhookOptions): SignedWebhook {
     return signWebhook(rawBody, secret, opts);
   }
 }

@@ -68,6 +68,17 @@ function parseArgs(argv: string[]) {
   return { backends, only };
 }
 
+/**
+ * The tests' own knobs (test/helpers/backend.ts, browser.ts, delivery-harness.ts, crash.test.ts);
+ * every other RAVEN_* variable is a relay or CLI setting of the developer's shell (an admin token,
+ * an API key, a base URL...) that code under test reading process.env would pick up.
+ */
+const TEST_KNOBS = new Set(['RAVEN_TEST_BACKEND', 'RAVEN_TEST_DATABASE_URL', 'RAVEN_TEST_LOG', 'RAVEN_CHROMIUM', 'RAVEN_CRASH_CYCLES', 'RAVEN_CRASH_KEEP']);
+
+function developerFree(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('RAVEN_') || TEST_KNOBS.has(name)));
+}
+
 /** Runs the files under node:test; answers its exit code and what the summary reporter wrote. */
 function runNodeTest(testFiles: string[], env: NodeJS.ProcessEnv, reportFile: string): Promise<{ code: number; lines: SummaryLine[] }> {
   const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=./test/helpers/summary-reporter.mjs', `--test-reporter-destination=${reportFile}`];
@@ -113,7 +124,7 @@ async function main(): Promise<number> {
     for (const backend of backends) {
       const selected = only.length > 0 ? SUITES[backend].filter((f) => only.includes(f)) : SUITES[backend];
       if (selected.length === 0) continue;
-      const env: NodeJS.ProcessEnv = { ...process.env, RAVEN_TEST_BACKEND: backend };
+      const env: NodeJS.ProcessEnv = { ...developerFree(process.env), RAVEN_TEST_BACKEND: backend };
       try {
         if (backend === 'postgres' && !env.RAVEN_TEST_DATABASE_URL) {
           server ??= await startPostgresServer();

@@ -8,20 +8,21 @@
  * one line per forwarded event. When the relay goes away the command reconnects with backoff and
  * says so on stderr. It runs until Ctrl-C (exit 130, handled in main.ts).
  */
-import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { EVENT_TYPES } from 'raven-email-sdk';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { requireApiKey } from '../config.js';
 import { action, type RunContext } from '../context.js';
-import { NetworkError, RefusedError } from '../errors.js';
+import { NetworkError, RefusedError, UsageError } from '../errors.js';
+import { listenSecret } from '../listen-secret.js';
 import { addHelp, AUTH_CODES } from '../help.js';
 import { statusStyle } from '../output.js';
 
 interface Options {
-  forwardTo: string;
+  forwardTo?: string;
   events?: string;
+  printSecret?: boolean;
 }
 
 /** The answer time the service gives a webhook endpoint (CONTRACT section 5). */
@@ -83,8 +84,9 @@ interface ForwardResult {
 
 export function register(cmd: Command): void {
   cmd
-    .addOption(new Option('--forward-to <url>', 'local URL that receives each event as a signed POST').argParser(parseForwardTo).makeOptionMandatory())
+    .addOption(new Option('--forward-to <url>', 'local URL that receives each event as a signed POST (required unless --print-secret)').argParser(parseForwardTo))
     .option('--events <list>', 'comma-separated event types to forward (default: all)', parseEvents)
+    .option('--print-secret', 'print the signing secret only and exit (it stays the same across runs for this relay and key)')
     .action(action<Options>(async (ctx, opts) => listen(ctx, opts)));
   addHelp(cmd, {
     examples: [
@@ -107,9 +109,15 @@ export function register(cmd: Command): void {
 }
 
 async function listen(ctx: RunContext, opts: Options): Promise<void> {
+  const forwardTo = opts.forwardTo;
+  if (forwardTo === undefined && !opts.printSecret) throw new UsageError('--forward-to <url> is required (or --print-secret).');
   const target = await requireApiKey(ctx.globals, ctx.env);
+  const secret = await listenSecret(target.baseUrl, target.apiKey, ctx.env);
+  if (opts.printSecret || forwardTo === undefined) {
+    ctx.out.result({ secret }, () => secret);
+    return;
+  }
   const wsUrl = listenUrl(target.baseUrl, opts.events);
-  const secret = `whsec_${randomBytes(24).toString('base64url')}`;
   const { signWebhook } = await ctx.sdk();
   const out = ctx.out;
   const stderr = (line: string) => out.stderr.write(`${line}\n`);
@@ -133,7 +141,7 @@ async function listen(ctx: RunContext, opts: Options): Promise<void> {
     // Signed with this machine's clock: the local receiver checks the timestamp against it.
     const signed = signWebhook(raw, secret);
     try {
-      const res = await request(opts.forwardTo, {
+      const res = await request(forwardTo, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -167,7 +175,7 @@ async function listen(ctx: RunContext, opts: Options): Promise<void> {
         : out.paint('red', `[error: ${r.error ?? 'unknown'}]`);
     const type = r.event_type ?? '(unknown type)';
     out.stdout.write(
-      `${out.paint('dim', r.time)}  ${out.paint(statusStyle(type.replace(/^email\./, '')), type.padEnd(22))}  ${r.email_id ?? '-'}  --> ${outcome} POST ${opts.forwardTo}\n`,
+      `${out.paint('dim', r.time)}  ${out.paint(statusStyle(type.replace(/^email\./, '')), type.padEnd(22))}  ${r.email_id ?? '-'}  --> ${outcome} POST ${forwardTo}\n`,
     );
   };
 

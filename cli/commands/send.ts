@@ -73,9 +73,10 @@ export function register(cmd: Command): void {
     .action(action<Options>(send));
   addHelp(cmd, {
     notes: [
-      'In a terminal, a missing --from, --to or --subject is asked for and checked as you answer, and a',
-      'missing body is written in your editor ($VISUAL or $EDITOR), as text or HTML. Without a terminal',
-      '(piped, --json, or CI set) nothing is asked: a missing field is a usage error naming its flag.',
+      'In a terminal, a missing --from, --to or --subject is asked for and checked as you answer (the',
+      "From against the key's verified domains too), and a missing body is written in your editor",
+      '($VISUAL or $EDITOR; typed inline when that editor is not installed), as text or HTML. Without a',
+      'terminal (piped, --json, or CI set) nothing is asked: a missing field is a usage error naming its flag.',
     ],
     examples: [
       'ravenctl send --from "Acme <hello@example.test>" --to ada@example.test --subject "Welcome" --text "Hi Ada"',

@@ -105,7 +105,7 @@ export const TOOLS = [
   tool({
     name: 'search_inbox',
     description:
-      'Search the mail the relay captured (its inbox), newest first. The query takes free text and terms: from:, to:, subject:, is:unread, is:read; quote values with spaces (subject:"weekly report"). Returns summaries; read one with read_message.',
+      'Search the mail the relay captured (its inbox), newest first. The query takes free text and terms: from:, to:, subject:, is:unread, is:read, has:attachment, before:/after: (YYYY-MM-DD), larger:/smaller: (10k, 2M), project:; a - before a term negates it; quote values with spaces (subject:"weekly report"). Returns summaries; read one with read_message.',
     inputSchema: {
       query: z.string().max(500).optional().describe('Free text and terms; empty lists everything.'),
       project: z.string().min(1).optional().describe('Only messages of this project (prj_...).'),

@@ -8,7 +8,6 @@
 // server has answered DATA with 354, and the envelope object we pass carries the per-recipient
 // RCPT answers (accepted, rejected, rejectedErrors) even when the transaction fails later.
 import { Readable } from 'node:stream';
-import tls from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Logger } from '../log.js';
 import { lostConnectionOutcome, nothingSent, type SendProgress } from './delivery-unknown.js';
@@ -28,8 +27,8 @@ export interface SmtpTarget {
   /** Never try STARTTLS (the sink speaks plain SMTP on loopback). */
   ignoreTLS?: boolean;
   auth?: { user: string; pass: string };
-  /** Certificate authorities trusted for the server's certificate, with the system's (PEM). */
-  ca?: Buffer;
+  /** Certificate authorities trusted for the server's certificate (PEM), in place of Node's defaults. */
+  ca?: string[];
   /** Open sessions kept for reuse. */
   maxIdle: number;
   /**
@@ -79,15 +78,6 @@ interface Session {
 }
 
 const CONNECTION_ERRORS = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'ETLS', 'EPROTOCOL']);
-
-/**
- * The roots a CA option adds to rather than replaces: Node's default store (bundled roots plus
- * NODE_EXTRA_CA_CERTS) where Node can list it (22.15+), else the bundled roots.
- */
-function defaultRoots(): readonly string[] {
-  const list = (tls as { getCACertificates?: (type: 'default') => string[] }).getCACertificates;
-  return list ? list('default') : tls.rootCertificates;
-}
 
 /** The enhanced status code (RFC 3463) at the start of a reply's text, if any. */
 export function enhancedStatusCode(response: string | undefined): string | undefined {
@@ -146,7 +136,7 @@ class SessionPool {
       secure: this.target.secure ?? false,
       requireTLS: this.target.requireTLS ?? false,
       ignoreTLS: this.target.ignoreTLS ?? false,
-      ...(this.target.ca ? { tls: { ca: [...defaultRoots(), this.target.ca.toString('utf8')] } } : {}),
+      ...(this.target.ca ? { tls: { ca: this.target.ca } } : {}),
       connectionTimeout: CONNECTION_TIMEOUT_MS,
       greetingTimeout: GREETING_TIMEOUT_MS,
       socketTimeout: SOCKET_TIMEOUT_MS,

@@ -80,6 +80,33 @@ export async function listEndpoints(s: RelayServices, projectId: string) {
   return { webhooks: (await webhooks.listWebhooks(s.db, projectId)).map(endpointView) };
 }
 
+/** Rotation overlaps: a day by default, a week at most (CONTRACT section 11). */
+const DEFAULT_OVERLAP_SECONDS = 86_400;
+const MAX_OVERLAP_SECONDS = 604_800;
+
+/**
+ * A new signing secret, shown only here. The old one keeps signing beside it (a second `v1=`
+ * entry) for `overlap_seconds` on the relay clock, so a receiver can switch without losing events.
+ */
+export async function rotateSecret(s: RelayServices, webhookId: string, body: AdminBody): Promise<{ id: string; secret: string }> {
+  const details: ErrorDetail[] = [];
+  for (const key of Object.keys(body)) {
+    if (key !== 'overlap_seconds') details.push({ field: key, message: 'is not a known field' });
+  }
+  const overlap = body.overlap_seconds ?? DEFAULT_OVERLAP_SECONDS;
+  if (!Number.isInteger(overlap) || (overlap as number) < 0 || (overlap as number) > MAX_OVERLAP_SECONDS) {
+    details.push({ field: 'overlap_seconds', message: `must be a whole number of seconds from 0 to ${MAX_OVERLAP_SECONDS}` });
+  }
+  if (details.length > 0) throw validationError(details);
+  const seconds = overlap as number;
+  const secret = newSecret('whsec_');
+  const until = seconds === 0 ? null : new Date(s.clock.nowMs() + seconds * 1000).toISOString();
+  const rotated = await s.db.write((tx) => webhooks.rotateWebhookSecret(tx, webhookId, s.secrets.seal(secret), until));
+  if (!rotated) throw new ApiError('not_found', `No webhook endpoint ${webhookId}.`);
+  s.log.info('webhook', 'signing secret rotated', { webhook_id: webhookId, overlap_seconds: seconds });
+  return { id: webhookId, secret };
+}
+
 async function requireEndpoint(s: RelayServices, webhookId: string): Promise<void> {
   if (!(await webhooks.webhookExists(s.db, webhookId))) throw new ApiError('not_found', `No webhook endpoint ${webhookId}.`);
 }

@@ -10,9 +10,13 @@ import type { Handler } from './router.js';
 
 const SESSION_BODY_LIMIT = 4 * 1024;
 
-const sessionView = (session: DashboardSession) => ({ csrf_token: session.csrfToken, expires_at: new Date(session.expiresAt).toISOString() });
-
 export function adminSessionHandlers(s: RelayServices) {
+  // `upstream` lets the dashboard refuse a release on its first dialog rather than after two.
+  const sessionView = (session: DashboardSession) => ({
+    csrf_token: session.csrfToken,
+    expires_at: new Date(session.expiresAt).toISOString(),
+    upstream: s.config.delivery.provider === 'smtp',
+  });
   return {
     signIn: async (ctx) => {
       const body = asBody(await ctx.readJson(SESSION_BODY_LIMIT));

@@ -1,5 +1,5 @@
 // /admin/v1 webhook endpoints: the requests and responses; the rules are domain/webhook-endpoints.ts.
-import { createEndpoint, deleteEndpoint, listDeliveries, listEndpoints } from '../domain/webhook-endpoints.js';
+import { createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, rotateSecret } from '../domain/webhook-endpoints.js';
 import type { RelayServices } from '../services.js';
 import { adminBody } from './route-helpers.js';
 import type { Handler } from './router.js';
@@ -18,6 +18,10 @@ export function adminWebhookHandlers(s: RelayServices) {
       await deleteEndpoint(s, ctx.params.webhook_id!);
       return { status: 204 };
     },
+    rotateSecret: async (ctx) => ({
+      status: 200,
+      body: await rotateSecret(s, ctx.params.webhook_id!, await adminBody(ctx)),
+    }),
     deliveries: async (ctx) => ({
       status: 200,
       body: await listDeliveries(s, ctx.params.webhook_id!),

@@ -77,6 +77,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     route('GET', '/admin/v1/projects/:project_id/webhooks', admin(webhooks.list)),
     route('DELETE', '/admin/v1/webhooks/:webhook_id', admin(webhooks.delete)),
     route('GET', '/admin/v1/webhooks/:webhook_id/deliveries', admin(webhooks.deliveries)),
+    route('POST', '/admin/v1/webhooks/:webhook_id/rotate-secret', admin(webhooks.rotateSecret)),
     route('POST', '/admin/v1/webhooks/:webhook_id/deliveries/:event_id/resend', admin(emailLog.resendDelivery)),
 
     // A project's emails as the dashboard's email log shows them.

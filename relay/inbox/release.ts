@@ -2,6 +2,7 @@
 // upstream SMTP provider (as Mailpit's release does). Without an upstream there is nowhere to send.
 import nodemailer from 'nodemailer';
 import type { SmtpUpstreamConfig } from '../config.js';
+import { upstreamCa } from '../delivery/upstream.js';
 
 // Network time-outs are real time (CONTRACT section 6).
 const TIMEOUT_MS = 30_000;
@@ -13,6 +14,8 @@ export async function releaseMessage(upstream: SmtpUpstreamConfig, message: { ra
     secure: upstream.secure,
     requireTLS: upstream.requireTLS,
     ...(upstream.auth ? { auth: upstream.auth } : {}),
+    // The same trust as delivery: --upstream-ca reaches release too.
+    ...(upstream.ca === undefined ? {} : { tls: { ca: upstreamCa(upstream) } }),
     connectionTimeout: TIMEOUT_MS,
     greetingTimeout: TIMEOUT_MS,
     socketTimeout: TIMEOUT_MS,

@@ -8,12 +8,24 @@ export type { InboxEntry };
 /** What the indexer computes from a raw message; `seq` is the captured message's. */
 export type NewInboxEntry = Omit<InboxEntry, 'read'> & { seq: number };
 
-/** One search: every term must match (AND); each list holds lower-cased substrings. */
+type Comparison = '<' | '<=' | '>' | '>=';
+
+/** One search: every term must match (AND); each text list holds lower-cased substrings. */
 export interface InboxSearch {
   from: string[];
   to: string[];
   subject: string[];
   text: string[];
+  /** Negated terms: none of these substrings may appear. */
+  exclude: { from: string[]; to: string[]; subject: string[]; text: string[] };
+  /** project: terms. */
+  projects: { include: string[]; exclude: string[] };
+  /** Whether the message has attachments (has:attachment). */
+  attachments?: boolean;
+  /** before: and after: as comparisons of the capture time (ISO 8601). */
+  received: Array<{ op: Comparison; at: string }>;
+  /** larger: and smaller: as comparisons of the raw size in bytes. */
+  size: Array<{ op: Comparison; bytes: number }>;
   unread?: boolean;
   /** Only this project's messages. */
   project?: string;
@@ -126,8 +138,35 @@ export async function searchInbox(
     where.push(`(${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
     params.push(...columns.map(() => term));
   };
-  for (const field of ['from', 'to', 'subject'] as const) for (const term of search[field]) contains([SEARCH_COLUMNS[field]], term);
-  for (const term of search.text) contains(['subject_lc', 'from_lc', 'to_lc', 'snippet_lc'], term);
+  // A negated term scans: an index finds rows that have a term, not those without it.
+  const lacks = (columns: string[], term: string) => {
+    where.push(`NOT (${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
+    params.push(...columns.map(() => term));
+  };
+  const TEXT_COLUMNS = ['subject_lc', 'from_lc', 'to_lc', 'snippet_lc'];
+  for (const field of ['from', 'to', 'subject'] as const) {
+    for (const term of search[field]) contains([SEARCH_COLUMNS[field]], term);
+    for (const term of search.exclude[field]) lacks([SEARCH_COLUMNS[field]], term);
+  }
+  for (const term of search.text) contains(TEXT_COLUMNS, term);
+  for (const term of search.exclude.text) lacks(TEXT_COLUMNS, term);
+  if (search.attachments !== undefined) where.push(search.attachments ? 'e.attachments > 0' : 'e.attachments = 0');
+  for (const { op, at } of search.received) {
+    where.push(`e.received_at ${op} ?`);
+    params.push(at);
+  }
+  for (const { op, bytes } of search.size) {
+    where.push(`e.size ${op} ?`);
+    params.push(bytes);
+  }
+  for (const id of search.projects.include) {
+    where.push('e.project_id = ?');
+    params.push(id);
+  }
+  for (const id of search.projects.exclude) {
+    where.push('(e.project_id IS NULL OR e.project_id <> ?)');
+    params.push(id);
+  }
   if (search.unread === true) where.push('e.read_at IS NULL');
   if (search.unread === false) where.push('e.read_at IS NOT NULL');
   if (search.project !== undefined) {

@@ -29,6 +29,9 @@ export interface DueDelivery {
   attempts: number;
   url: string;
   secret_enc: string;
+  /** The secret before a rotation, used while previous_secret_until is ahead of the relay clock. */
+  previous_secret_enc: string | null;
+  previous_secret_until: string | null;
 }
 
 export interface NewDelivery {
@@ -45,6 +48,18 @@ export async function insertWebhook(tx: Queryable, row: WebhookRow, secretEnc: s
   await tx.run('INSERT INTO webhooks (id, project_id, url, events_json, secret_enc, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
     row.id, row.project_id, row.url, row.events_json, secretEnc, row.created_at,
   ]);
+}
+
+/**
+ * A new signing secret; the current one becomes the previous, used until `previousUntil` (null:
+ * not at all). False when there is no such live endpoint.
+ */
+export async function rotateWebhookSecret(tx: Queryable, id: string, secretEnc: string, previousUntil: string | null): Promise<boolean> {
+  const { changes } = await tx.run(
+    'UPDATE webhooks SET previous_secret_enc = secret_enc, previous_secret_until = ?, secret_enc = ? WHERE id = ? AND deleted_at IS NULL',
+    [previousUntil, secretEnc, id],
+  );
+  return changes > 0;
 }
 
 export function listWebhooks(q: Reader, projectId: string): Promise<WebhookRow[]> {
@@ -119,8 +134,8 @@ function unleased(q: Reader): { sql: string; params: string[] } {
 export function dueDeliveries(q: Reader, now: string, perEndpoint: number, limit: number): Promise<DueDelivery[]> {
   const free = unleased(q);
   return q.all<DueDelivery>(
-    `SELECT id, webhook_id, event_id, body, attempts, url, secret_enc FROM (
-       SELECT d.id, d.webhook_id, d.event_id, d.body, d.attempts, d.next_attempt_at, w.url, w.secret_enc,
+    `SELECT id, webhook_id, event_id, body, attempts, url, secret_enc, previous_secret_enc, previous_secret_until FROM (
+       SELECT d.id, d.webhook_id, d.event_id, d.body, d.attempts, d.next_attempt_at, w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_until,
               ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS rank
          FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
         WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND w.deleted_at IS NULL${free.sql}) due

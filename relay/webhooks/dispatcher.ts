@@ -265,11 +265,19 @@ async function recordOutcome(services: RelayServices, row: DueDelivery, number: 
   else log.info('webhook', 'attempt failed; retry scheduled', { ...fields, next_attempt_at: new Date(nextMs!).toISOString() });
 }
 
-/** The endpoint's URL and signing secret, or why the attempt fails without a request. */
-function openEndpoint(services: RelayServices, row: DueDelivery): { url: URL; secret: string } | { refused: string } {
+/**
+ * The endpoint's URL and signing secrets (the current one, then the previous one while a rotation's
+ * overlap lasts on the relay clock), or why the attempt fails without a request.
+ */
+function openEndpoint(services: RelayServices, row: DueDelivery): { url: URL; secrets: string[] } | { refused: string } {
   try {
     // The policy may have changed since creation (an upstream relay without local webhooks).
-    return { url: checkWebhookUrlSyntax(row.url, services.config.allowLocalWebhooks), secret: services.secrets.open(row.secret_enc) };
+    const url = checkWebhookUrlSyntax(row.url, services.config.allowLocalWebhooks);
+    const secrets = [services.secrets.open(row.secret_enc)];
+    if (row.previous_secret_enc && row.previous_secret_until && row.previous_secret_until > services.clock.iso()) {
+      secrets.push(services.secrets.open(row.previous_secret_enc));
+    }
+    return { url, secrets };
   } catch (error) {
     return { refused: error instanceof UrlPolicyError ? `refused by the URL policy: url ${error.message}` : 'signing secret unreadable' };
   }
@@ -281,7 +289,7 @@ async function postDelivery(ctx: AttemptContext, row: DueDelivery, shutdown: Abo
   const endpoint = openEndpoint(ctx.services, row);
   if ('refused' in endpoint) return { statusCode: null, error: endpoint.refused, delivered: false };
   // Fresh timestamp and signature on every attempt; the body bytes never change.
-  const signed = signWebhook(row.body, endpoint.secret, { timestamp: ctx.services.clock.unix() });
+  const signed = signWebhook(row.body, endpoint.secrets, { timestamp: ctx.services.clock.unix() });
   const signal = AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)]);
   try {
     // undici's request() never follows redirects (no redirect interceptor is installed): a 3xx

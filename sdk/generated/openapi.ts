@@ -436,6 +436,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret, with an overlap
+         * @description A new signing secret, shown only in this answer. Until `overlap_seconds` have passed on the
+         *     relay clock (the test clock included), every request's `Service-Signature` carries two
+         *     entries: `v1=<signature with the new secret>,v1=<signature with the old one>`; then only
+         *     the new one. Verifiers accept a header when any entry matches (CONTRACT section 5).
+         */
+        post: operations["adminRotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/workspaces/{workspace_id}/usage": {
         parameters: {
             query?: never;
@@ -592,8 +615,11 @@ export interface paths {
          * Search and page the captured mail
          * @description The inbox, newest first, with the unread count. `q` takes free text (subject, sender,
          *     recipients and the start of the text) and the terms `from:`, `to:`, `subject:`,
-         *     `is:unread` and `is:read`; a value may be quoted; every term must match
-         *     (case-insensitive substrings).
+         *     `is:unread`, `is:read`, `has:attachment`, `before:` and `after:` (a date `YYYY-MM-DD`, UTC,
+         *     or an ISO 8601 time), `larger:` and `smaller:` (bytes, or `10k`, `2M`) and `project:`;
+         *     `-` before a term negates it; a value may be quoted; every term must match
+         *     (case-insensitive substrings). A term it does not know, a value it cannot read or an
+         *     unbalanced quote is free text, never an error.
          */
         get: operations["adminSearchInbox"];
         put?: never;
@@ -1470,6 +1496,18 @@ export interface components {
             secret: string;
             created_at: components["schemas"]["Timestamp"];
         };
+        RotateWebhookSecretRequest: {
+            /**
+             * @description How long the old secret keeps signing beside the new one (0 ends it at once).
+             * @default 86400
+             */
+            overlap_seconds: number;
+        };
+        WebhookSecretRotated: {
+            id: string;
+            /** @description The new signing secret, used literally as UTF-8 bytes. Shown only here. */
+            secret: string;
+        };
         /** @description A project's webhook endpoints. */
         WebhookEndpointList: {
             webhooks: components["schemas"]["WebhookEndpoint"][];
@@ -1589,6 +1627,11 @@ export interface components {
         DashboardSession: {
             /** @description Echo it in the `X-Raven-CSRF` header of every request other than GET. */
             csrf_token: string;
+            /**
+             * @description Whether the relay delivers through an upstream SMTP provider (`--upstream`): releasing a
+             *     captured message needs one, so the dashboard says so before asking for a recipient.
+             */
+            upstream: boolean;
             expires_at: components["schemas"]["Timestamp"];
         };
         /** @description A captured message as the inbox lists it (header From and To, decoded). */
@@ -2959,6 +3002,45 @@ export interface operations {
             };
             401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminRotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint id.
+                 * @example whk_01JDQ4ZK5W9M2V3XG7H8TQ1B6N
+                 */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretRotated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,18 +1,23 @@
 // Builds the package into dist/: ES modules (dist/esm) and a CommonJS copy (dist/cjs), each with
 // its declarations. The package is "type": "module", so dist/cjs gets its own package.json saying
-// "commonjs"; without it Node would read the CommonJS files as ES modules.
+// "commonjs"; without it Node would read the CommonJS files as ES modules. The build goes into a
+// fresh folder swapped in file by file (scripts/swap-in.mjs of the repository): a relay or ravenctl
+// running from this checkout keeps loading the SDK while `npm pack` or `npm test` rebuilds it, and
+// no stale file of an older build is left to be packed.
 import { execFileSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freshBuildDir, swapIn } from '../../scripts/swap-in.mjs';
 
 const sdk = fileURLToPath(new URL('..', import.meta.url));
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-// A stale file from an older build would otherwise be packed and published.
-rmSync(join(sdk, 'dist'), { recursive: true, force: true });
-for (const config of ['tsconfig.esm.json', 'tsconfig.cjs.json']) {
-  execFileSync(process.execPath, [tsc, '-p', join(sdk, config)], { stdio: 'inherit', cwd: sdk });
+const dist = join(sdk, 'dist');
+const fresh = freshBuildDir(dist);
+for (const [config, out] of [['tsconfig.esm.json', 'esm'], ['tsconfig.cjs.json', 'cjs']]) {
+  execFileSync(process.execPath, [tsc, '-p', join(sdk, config), '--outDir', join(fresh, out)], { stdio: 'inherit', cwd: sdk });
 }
-writeFileSync(join(sdk, 'dist/cjs/package.json'), JSON.stringify({ type: 'commonjs' }, null, 2) + '\n');
+writeFileSync(join(fresh, 'cjs/package.json'), JSON.stringify({ type: 'commonjs' }, null, 2) + '\n');
+swapIn(fresh, dist);
 console.error('raven-email-sdk: built dist/esm and dist/cjs');

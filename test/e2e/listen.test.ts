@@ -29,7 +29,8 @@ interface Cli {
 }
 
 function startCli(args: string[], env: Record<string, string> = {}): Cli {
-  const child = spawnRavenctl(args, { env: { XDG_CONFIG_HOME: path.join(tmpdir(), 'raven-listen-no-config'), ...env } });
+  // HOME is the run's own empty folder (removed when it exits): no config, and listen's secret file goes there.
+  const child = spawnRavenctl(args, { env });
   child.stdin.end();
   let out = '';
   let err = '';

@@ -132,3 +132,16 @@ describe('verifyWebhook', () => {
     assert.deepEqual(raven.webhooks.verify(BODY, headers(SIG), SECRET, { now: TS }), JSON.parse(BODY));
   });
 });
+
+describe('several secrets (a rotation)', () => {
+  test('signWebhook with two secrets gives a v1= entry each, new first; verifyWebhook takes either secret alone or both', () => {
+    const signed = signWebhook(BODY, [SECRET, 'whsec_old'], { timestamp: TS });
+    assert.equal(signed.signature.split(',')[0], SIG);
+    assert.equal(signed.signature.split(',').length, 2);
+    for (const secrets of [SECRET, 'whsec_old', ['whsec_old'], ['whsec_wrong', SECRET]]) {
+      assert.ok(verifyWebhook(BODY, headers(signed.signature), secrets, { now: TS }));
+    }
+    rejects(() => verifyWebhook(BODY, headers(signed.signature), ['whsec_wrong', 'whsec_other'], { now: TS }), 'bad_signature');
+    assert.throws(() => verifyWebhook(BODY, headers(SIG), [], { now: TS }), /secret/);
+  });
+});

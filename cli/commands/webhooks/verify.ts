@@ -6,7 +6,8 @@ import { addHelp } from '../../help.js';
 import { readBody } from '../../io.js';
 
 interface Options {
-  secret: string;
+  /** Every --secret given: during a rotation, the new one and the old one. */
+  secret: string[];
   timestamp: string;
   signature: string;
   bodyFile?: string;
@@ -25,7 +26,12 @@ export const VERIFY_REASONS = ['missing_header', 'bad_format', 'bad_signature', 
 
 export function register(cmd: Command): void {
   cmd
-    .addOption(new Option('--secret <secret>', 'signing secret of the endpoint').env('RAVEN_WEBHOOK_SECRET').makeOptionMandatory())
+    .addOption(
+      new Option('--secret <secret>', 'signing secret of the endpoint (repeat it to accept several, e.g. during a rotation)')
+        .env('RAVEN_WEBHOOK_SECRET')
+        .argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+        .makeOptionMandatory(),
+    )
     .requiredOption('--timestamp <unix-seconds>', 'value of the Service-Timestamp header')
     .requiredOption('--signature <v1=hex>', 'value of the Service-Signature header (several v1= entries may be comma separated)')
     .option('--body-file <file>', 'raw request body (default: stdin; "-" for stdin)')

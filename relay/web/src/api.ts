@@ -18,10 +18,17 @@ export class ApiFailure extends Error {
 }
 
 let csrfToken = '';
+let upstream = false;
 let onSignedOut: () => void = () => undefined;
 
 export function setSession(session: Schemas['DashboardSession'] | null): void {
   csrfToken = session?.csrf_token ?? '';
+  upstream = session?.upstream ?? false;
+}
+
+/** Whether the relay has an upstream SMTP provider, which releasing a message needs. */
+export function relayHasUpstream(): boolean {
+  return upstream;
 }
 
 export function whenSignedOut(callback: () => void): void {

@@ -8,7 +8,7 @@ import { connectInboxLive } from '../live';
 import { navigate } from '../router';
 import { confirmAction, ErrorNote, messageOf, Paperclip } from '../ui';
 
-const SEARCH_HELP = 'Search: words, from:, to:, subject:, is:unread';
+const SEARCH_HELP = 'Search: words, from:, to:, subject:, is:unread, has:attachment... (? for all)';
 
 /** The search terms, as the help popover beside the search box lists them. */
 export const SEARCH_TERMS: Array<[string, string]> = [
@@ -17,6 +17,11 @@ export const SEARCH_TERMS: Array<[string, string]> = [
   ['to:team@', 'a recipient contains "team@"'],
   ['subject:"weekly report"', 'quote a value with spaces'],
   ['is:unread, is:read', 'by read flag'],
+  ['has:attachment', 'with attachments'],
+  ['after:2026-11-01, before:2026-12-01', 'captured after or before a date (UTC)'],
+  ['larger:10k, smaller:2M', 'by size'],
+  ['project:prj_...', "one project's mail"],
+  ['-from:bot', 'a - before any term excludes what it matches'],
 ];
 
 function inboxPath(q: string, project: string, cursor?: string): string {

@@ -1,7 +1,7 @@
 // One captured message: rendered HTML in a sandboxed iframe (no scripts, no origin; remote loads
 // blocked until asked), plain text, headers, raw source, attachments, and the actions on it.
 import { useEffect, useState } from 'preact/hooks';
-import { api, seg, type Schemas } from '../api';
+import { api, relayHasUpstream, seg, type Schemas } from '../api';
 import { formatDateTime, formatSize } from '../format';
 import { href, navigate } from '../router';
 import { confirmAction, ErrorNote, Loading, Modal, Paperclip, useAction, useLoad } from '../ui';
@@ -214,6 +214,21 @@ function ReleaseDialog({ base, onClose }: { base: string; onClose: () => void })
       setDone(`Sent to ${release.to}.`);
     });
   };
+  if (!relayHasUpstream()) {
+    return (
+      <Modal title="Release to a real address" onClose={onClose}>
+        <p role="alert">
+          Release needs an upstream SMTP provider, and this relay delivers into its own sink: start it with{' '}
+          <code>--upstream smtp://host:port</code> to release messages.
+        </p>
+        <div class="actions">
+          <button type="button" class="primary" onClick={onClose}>
+            Close
+          </button>
+        </div>
+      </Modal>
+    );
+  }
   return (
     <Modal title="Release to a real address" onClose={onClose}>
       {done ? (
