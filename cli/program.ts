@@ -74,6 +74,7 @@ export const LEAVES: Leaf[] = [
   { path: ['relay', 'messages', 'list'], summary: 'List captured messages', load: () => import('./commands/relay/messages/list.js') },
   { path: ['relay', 'messages', 'wait'], summary: 'Wait for a captured message; print it, its first link or its code', load: () => import('./commands/relay/messages/wait.js') },
   { path: ['relay', 'messages', 'get'], summary: 'Show a captured message (headers, text, html)', load: () => import('./commands/relay/messages/get.js') },
+  { path: ['relay', 'messages', 'check'], summary: 'Check a captured message: DKIM, SPF, DMARC, headers, HTML, links, spam', load: () => import('./commands/relay/messages/check.js') },
   { path: ['relay', 'messages', 'raw'], summary: 'Print a captured message as raw RFC 822', load: () => import('./commands/relay/messages/raw.js') },
   { path: ['relay', 'messages', 'clear'], summary: 'Delete every captured message', load: () => import('./commands/relay/messages/clear.js') },
   { path: ['relay', 'emails', 'attempts'], summary: 'Show every delivery attempt of an email with its SMTP conversation', load: () => import('./commands/relay/emails/attempts.js') },

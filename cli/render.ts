@@ -3,7 +3,7 @@
  * emails list/get), domains and captured messages (relay messages get/wait). output.ts owns the how (JSON or human, streams, colour, tables and
  * fields); this file only says which columns and fields each resource shows.
  */
-import { PENDING_RECIPIENT_STATUSES, type CapturedMessage, type DeliveryAttempt, type Domain, type EmailDetail, type EmailSummary } from 'raven-email-sdk';
+import { PENDING_RECIPIENT_STATUSES, type CapturedMessage, type DeliveryAttempt, type MessageChecks, type Domain, type EmailDetail, type EmailSummary } from 'raven-email-sdk';
 import { renderFields, renderTable, renderTimeline, statusStyle, type Column, type Paint } from './output.js';
 
 export const EMAIL_COLUMNS: Column<EmailSummary>[] = [
@@ -161,4 +161,45 @@ export function renderAttempts(attempts: DeliveryAttempt[], paint: Paint): strin
       return lines.join('\n');
     })
     .join('\n\n');
+}
+
+/** A check's result word in its colour: pass green, fail red, anything in between yellow. */
+function resultWord(result: string, paint: Paint): string {
+  return paint(result === 'pass' ? 'green' : result === 'fail' || result === 'permerror' ? 'red' : 'yellow', result);
+}
+
+export function renderMessageChecks(checks: MessageChecks, paint: Paint): string {
+  const lines: string[] = [paint('bold', 'Authentication')];
+  const { dkim, spf, dmarc } = checks.authentication;
+  if (dkim.length === 0) lines.push(`  DKIM   ${resultWord('none', paint)}  no signature`);
+  for (const d of dkim) lines.push(`  DKIM   ${resultWord(d.result, paint)}  ${d.domain}${d.selector ? ` (s=${d.selector})` : ''}${d.reason ? `: ${d.reason}` : ''}`);
+  lines.push(`  SPF    ${resultWord(spf.result, paint)}  ${spf.domain ?? ''}${spf.reason ? `: ${spf.reason}` : ''}`);
+  lines.push(`  DMARC  ${resultWord(dmarc.result, paint)}  ${dmarc.domain ?? ''}${dmarc.policy ? ` (p=${dmarc.policy})` : ''}${dmarc.reason ? `: ${dmarc.reason}` : ''}`);
+  lines.push('', paint('bold', 'Headers'));
+  for (const h of checks.headers) lines.push(`  ${resultWord(h.result, paint)}  ${h.name}: ${h.message}`);
+  lines.push('', paint('bold', 'HTML'));
+  if (checks.html === null) lines.push(paint('dim', '  The message has no HTML.'));
+  else {
+    lines.push(`  score ${checks.html.score}% over ${checks.html.clients} clients`);
+    for (const f of checks.html.features) {
+      const families = (list: typeof f.unsupported) => list.map((c) => `${c.family} (${c.clients.join(', ')})`).join('; ');
+      lines.push(`  ${f.feature}`);
+      if (f.unsupported.length > 0) lines.push(`    ${paint('red', 'unsupported')}: ${families(f.unsupported)}`);
+      if (f.partial.length > 0) lines.push(`    ${paint('yellow', 'partial')}: ${families(f.partial)}`);
+    }
+  }
+  lines.push('', paint('bold', 'Links'));
+  if (checks.links.length === 0) lines.push(paint('dim', '  No links or images.'));
+  for (const l of checks.links) {
+    const state = !l.checked ? paint('dim', 'unchecked') : l.error ? paint('red', l.error) : paint('green', String(l.status));
+    lines.push(`  ${state}  ${l.kind} ${l.url}`);
+  }
+  lines.push('', paint('bold', 'Spam'));
+  const spam = checks.spam;
+  if (spam === null || !spam.available) lines.push(paint('dim', `  ${spam?.message ?? 'Not checked.'}`));
+  else {
+    lines.push(`  score ${spam.score} (threshold ${spam.threshold}): ${spam.is_spam ? paint('red', 'spam') : paint('green', 'not spam')}`);
+    for (const r of spam.rules) lines.push(`  ${String(r.score).padStart(6)}  ${r.name}  ${r.description}`);
+  }
+  return lines.join('\n');
 }

@@ -38,6 +38,7 @@ export type CapturedMessageSummary = Schemas['CapturedMessageSummary'];
 export type CapturedMessageList = Schemas['CapturedMessageList'];
 export type CapturedMessage = Schemas['CapturedMessage'];
 export type InboxEntry = Schemas['InboxEntry'];
+export type MessageChecks = Schemas['MessageChecks'];
 export type InboxPage = Schemas['InboxPage'];
 export type Clock = Schemas['Clock'];
 export type CreateWorkspaceParams = Schemas['CreateWorkspaceRequest'];
@@ -221,6 +222,17 @@ export class RavenAdmin {
           path: `/messages/${seg(messageId)}/raw`,
           responseType: 'text',
           options: { ...options, headers: { accept: 'message/rfc822, */*', ...options?.headers } },
+        }),
+      /**
+       * Authentication (DKIM, SPF, DMARC), headers, HTML compatibility, links and spam score of a
+       * captured message; `links: false` lists the links without checking them.
+       */
+      checks: (messageId: string, query: { links?: boolean } = {}, options?: RequestOptions) =>
+        send<MessageChecks>({
+          method: 'GET',
+          path: `/messages/${seg(messageId)}/checks`,
+          query: { links: query.links === undefined ? undefined : query.links ? '1' : '0' },
+          options,
         }),
       /** Deletes one captured message. */
       delete: (messageId: string, options?: RequestOptions) =>

@@ -69,7 +69,8 @@ export async function connectDomain(s: RelayServices, projectId: string, body: A
   return domainView(row);
 }
 
-function mxHostFor(s: RelayServices): string {
+/** The relay's public host name: the MX and the SPF `a:` target of every domain's records. */
+export function mxHostFor(s: RelayServices): string {
   if (s.config.publicHostname) return s.config.publicHostname;
   const host = s.config.smtpHost;
   return host === '127.0.0.1' || host === '0.0.0.0' || host === '::' ? 'localhost' : host;

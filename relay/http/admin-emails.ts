@@ -1,11 +1,11 @@
 // The dashboard's email log: a project's emails (the public read API's list and detail, as an
-// email:read key of that project sees them) plus the webhook deliveries each event caused; daily
+// email:read key of that project sees them, each with how it came in: API or SMTP) plus the webhook deliveries each event caused; daily
 // sends for the usage chart; and resending one webhook delivery now.
 import type { KeyPrincipal } from '../domain/auth.js';
 import { getEmail, listEmails, parseListQuery } from '../domain/reads.js';
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
-import { dailySends, deliveriesOfEmail, findProject, projectOfEmail, resendDeliveryNow, sourceOfEmail, workspaceExists } from '../storage/email-log.js';
+import { dailySends, deliveriesOfEmail, findProject, projectOfEmail, resendDeliveryNow, sourceOfEmail, submittedAmong, workspaceExists } from '../storage/email-log.js';
 import { utcDay } from '../clock.js';
 import { listDeliveryAttempts } from '../storage/delivery-attempts.js';
 import { param as p } from './route-helpers.js';
@@ -26,7 +26,10 @@ export function adminEmailHandlers(s: RelayServices) {
   return {
     listProjectEmails: async (ctx) => {
       const reader = await projectReader(s, p(ctx, 'project_id'));
-      return { status: 200, body: await listEmails(s.db, reader, parseListQuery(ctx.url.searchParams)) };
+      const page = await listEmails(s.db, reader, parseListQuery(ctx.url.searchParams));
+      const submitted = await submittedAmong(s.db, page.emails.map((e) => e.id));
+      const emails = page.emails.map((e) => ({ ...e, source: submitted.has(e.id) ? 'smtp' : 'api' }));
+      return { status: 200, body: { emails, next_cursor: page.next_cursor } };
     },
     getEmail: async (ctx) => {
       const emailId = p(ctx, 'email_id');

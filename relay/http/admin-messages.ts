@@ -12,6 +12,7 @@ import { countRemoteReferences } from '../inbox/html-view.js';
 import { extractCodes, extractLinks } from '../inbox/links-and-codes.js';
 import { attachmentViews, parseMessage } from '../inbox/read-message.js';
 import { getInboxEntry } from '../storage/inbox.js';
+import { checkMessage } from '../inbox/checks/message-checks.js';
 import { downloadHeaders } from '../dashboard/security-headers.js';
 import type { RequestContext } from './context.js';
 import type { Handler } from './router.js';
@@ -130,6 +131,15 @@ export function adminMessageHandlers(services: RelayServices) {
       return { status: 204 };
     },
     get: async (ctx) => ({ status: 200, body: await capturedDetail(services, ctx.params.message_id!) }),
+    checks: async (ctx) => {
+      const query = new QueryParams(ctx.url.searchParams);
+      const links = query.single('links');
+      if (links !== undefined && links !== '0' && links !== '1') query.details.push({ field: 'links', message: 'must be 0 or 1' });
+      query.finish();
+      const message = await loadMessage(services, ctx.params.message_id!);
+      const subject = { raw: message.raw, envelope_from: message.from, email_id: message.email_id, project_id: message.project_id };
+      return { status: 200, body: await checkMessage(services, subject, { links: links !== '0' }) };
+    },
     raw: async (ctx) => {
       const message = await loadMessage(services, ctx.params.message_id!);
       // A download (the dashboard saves it as <id>.eml and shows it as text): mail is hostile

@@ -91,6 +91,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     route('GET', '/admin/v1/messages/wait', admin(messages.wait)),
     route('GET', '/admin/v1/messages/:message_id', admin(messages.get)),
     route('GET', '/admin/v1/messages/:message_id/raw', admin(messages.raw)),
+    route('GET', '/admin/v1/messages/:message_id/checks', admin(messages.checks)),
     route('DELETE', '/admin/v1/messages/:message_id', admin(inbox.deleteMessage)),
     route('POST', '/admin/v1/messages/:message_id/read', admin(inbox.markRead)),
     route('GET', '/admin/v1/messages/:message_id/html', admin(inbox.html)),

@@ -90,6 +90,20 @@ export function extractLinks(html: string | null, text: string | null): MessageL
   return links;
 }
 
+const IMAGE = /<img\b([^>]*)>/gi;
+const SRC = /\bsrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/i;
+
+/** The http and https image URLs of the HTML, each once, in order (cid: and data: images are inline). */
+export function extractImageUrls(html: string | null): string[] {
+  const urls = new Set<string>();
+  for (const m of (html ?? '').matchAll(IMAGE)) {
+    const src = SRC.exec(m[1]!);
+    const url = src ? httpUrl(decodeEntities(src[1] ?? src[2] ?? src[3] ?? '')) : undefined;
+    if (url !== undefined) urls.add(url);
+  }
+  return [...urls];
+}
+
 /** The HTML as lines of text: block elements break lines, tags go, entities are decoded. */
 export function htmlToLines(html: string): string {
   return decodeEntities(

@@ -5,12 +5,13 @@
 // plain text only on a loopback listener. A wrong, revoked or read-only key -> 535 5.7.8, answered
 // a little later each time; past the failure budget (relay/auth-failures.ts) -> 421 4.7.0.
 import { isIP } from 'node:net';
-import type { SMTPServerAuthentication, SMTPServerSession } from 'smtp-server';
+import type { SMTPServer, SMTPServerAuthentication, SMTPServerSession } from 'smtp-server';
 import { AuthFailures } from '../auth-failures.js';
 import { authenticateKey, requirePermission, type KeyPrincipal } from '../domain/auth.js';
 import { ApiError } from '../errors.js';
 import { hashSecret } from '../secrets.js';
 import type { RelayServices } from '../services.js';
+import { rewriteLibraryReplies } from './library-replies.js';
 
 type SmtpError = Error & { responseCode: number };
 type Callback = (err?: Error | null) => void;
@@ -48,8 +49,12 @@ export interface KeyAuthOptions {
 export interface KeyAuth {
   /** smtp-server's options for AUTH. */
   readonly serverOptions: { authMethods: string[]; allowInsecureAuth: true };
-  /** Call from onConnect: hides AUTH until the connection is encrypted when there is a certificate. */
-  hideAuthUntilSecure(session: SMTPServerSession): void;
+  /**
+   * Call from onConnect: hides AUTH until the connection is encrypted when there is a certificate;
+   * AUTH sent before then answers `530 5.7.0 Must issue a STARTTLS command first` (RFC 3207), not
+   * the "500 command not recognized" smtp-server gives a disabled command.
+   */
+  hideAuthUntilSecure(server: SMTPServer, session: SMTPServerSession): void;
   onSecure(socket: unknown, session: SMTPServerSession, callback: Callback): void;
   onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession, callback: (err: Error | null | undefined, response?: { user: unknown }) => void): void;
   /** The key a session authenticated with, if any. */
@@ -61,6 +66,7 @@ export interface KeyAuth {
 }
 
 const API_KEY_PREFIX = /^rr_(test|live)_/;
+const STARTTLS_FIRST = { code: 530, text: '5.7.0 Must issue a STARTTLS command first' };
 const TOO_MANY = '4.7.0 too many failed authentications from your address; try again in a minute';
 
 export function createKeyAuth(services: RelayServices, options: KeyAuthOptions): KeyAuth {
@@ -117,8 +123,10 @@ export function createKeyAuth(services: RelayServices, options: KeyAuthOptions):
 
   return {
     serverOptions: { authMethods: ['PLAIN', 'LOGIN'], allowInsecureAuth: true },
-    hideAuthUntilSecure(session) {
-      if (options.tls && !session.secure) session.disabledCommands = ['AUTH'];
+    hideAuthUntilSecure(server, session) {
+      if (!options.tls || session.secure) return;
+      session.disabledCommands = ['AUTH'];
+      rewriteLibraryReplies(server, session, (code, context, secure) => (code === 500 && context === 'AUTH' && !secure ? STARTTLS_FIRST : undefined));
     },
     onSecure(_socket, session, callback) {
       session.disabledCommands = [];

@@ -135,7 +135,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
   const deadlines = sessionDeadlines(() => server, limits.smtpMaxSessionMs, log, 'smtp');
   function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
     deadlines.start(session);
-    keyAuth.hideAuthUntilSecure(session);
+    keyAuth.hideAuthUntilSecure(server, session);
     callback();
   }
 

@@ -61,6 +61,12 @@ export function verifiedDomainsOf(q: Reader, projectIds: readonly string[]): Pro
   return q.all(`SELECT project_id, name FROM domains WHERE ${where.sql} AND status = 'verified'`, where.params);
 }
 
+/** The DNS records the relay gave every project that connected one of these domain names. */
+export function recordsOfDomainsNamed(q: Reader, names: readonly string[]): Promise<Array<{ project_id: string; name: string; records_json: string }>> {
+  const where = inValues(q, 'name', names);
+  return q.all(`SELECT project_id, name, records_json FROM domains WHERE ${where.sql} ORDER BY created_at, id`, where.params);
+}
+
 /** Whether some project has connected the domain. */
 export async function isDomainKnown(q: Reader, name: string): Promise<boolean> {
   return (await q.get('SELECT 1 AS found FROM domains WHERE name = ? LIMIT 1', [name])) !== undefined;

@@ -1,6 +1,7 @@
 // What the dashboard's email log and usage chart read beyond the public read API: the project of
 // an email, the webhook deliveries its events caused, daily sends, and resending a delivery now.
-import type { Db, Queryable } from './db.js';
+import type { Db, Queryable, Reader } from './db.js';
+import { inValues } from './rows.js';
 
 export async function findProject(db: Pick<Db, 'get'>, projectId: string): Promise<{ workspace_id: string; environment: string } | undefined> {
   return db.get('SELECT workspace_id, environment FROM projects WHERE id = ?', [projectId]);
@@ -17,6 +18,14 @@ export async function projectOfEmail(db: Pick<Db, 'get'>, emailId: string): Prom
 /** How an email came in: over SMTP submission when its message was submitted, else the HTTP API. */
 export async function sourceOfEmail(db: Pick<Db, 'get'>, emailId: string): Promise<'api' | 'smtp'> {
   return (await db.get('SELECT 1 AS one FROM submissions WHERE email_id = ?', [emailId])) ? 'smtp' : 'api';
+}
+
+/** The emails among `emailIds` that came over SMTP submission (the email log's list, one query a page). */
+export async function submittedAmong(db: Reader, emailIds: readonly string[]): Promise<Set<string>> {
+  if (emailIds.length === 0) return new Set();
+  const among = inValues(db, 'email_id', emailIds);
+  const rows = await db.all<{ email_id: string }>(`SELECT email_id FROM submissions WHERE ${among.sql}`, among.params);
+  return new Set(rows.map((r) => r.email_id));
 }
 
 export interface DeliveryAttemptView {

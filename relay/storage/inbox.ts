@@ -110,6 +110,9 @@ export async function insertInboxEntries(tx: Queryable, entries: readonly NewInb
 const MIN_INDEXED_CHARS = 3;
 const SEARCH_COLUMNS = { from: 'from_lc', to: 'to_lc', subject: 'subject_lc' } as const;
 
+/** A LIKE pattern matching `term` anywhere: its own %, _ and \ escaped (PostgreSQL's default escape is \). */
+const likeSubstring = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
 /** An FTS5 phrase: the term in double quotes, its own quotes doubled. */
 const phrase = (term: string) => `"${term.replace(/"/g, '""')}"`;
 
@@ -127,12 +130,17 @@ export async function searchInbox(
   const where: string[] = [];
   const params: unknown[] = [];
   const match: string[] = [];
-  // PostgreSQL has no trigram index here (FTS5 is SQLite's): every term scans, with strpos, which
-  // is its instr.
+  // PostgreSQL's instr is strpos. Its trigram indexes (pg_trgm GIN, migration 0013) serve LIKE
+  // '%term%' for terms of three characters or more, as FTS5's trigram index does on SQLite.
   const instr = db.dialect === 'postgres' ? 'strpos' : 'instr';
   const contains = (columns: string[], term: string) => {
     if (term.length >= MIN_INDEXED_CHARS && db.dialect !== 'postgres') {
       match.push(columns.length === 1 ? `${columns[0]} : ${phrase(term)}` : phrase(term));
+      return;
+    }
+    if (term.length >= MIN_INDEXED_CHARS) {
+      where.push(`(${columns.map((c) => `e.${c} LIKE ?`).join(' OR ')})`);
+      params.push(...columns.map(() => likeSubstring(term)));
       return;
     }
     where.push(`(${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);

@@ -12,6 +12,7 @@ import type { SubmissionEndpoint } from '../http/admin-submission.js';
 import { smtpRefusal } from '../http/error-reply.js';
 import type { RelayServices } from '../services.js';
 import { createKeyAuth } from '../smtp/key-auth.js';
+import { rewriteLibraryReplies } from '../smtp/library-replies.js';
 import { sessionDeadlines } from '../smtp/session-deadline.js';
 import type { ListenerTls } from '../smtp/tls.js';
 
@@ -42,9 +43,13 @@ export async function startSubmissionListener(services: RelayServices, tls: List
   const deadlines = sessionDeadlines(() => server, config.limits.smtpMaxSessionMs, log, 'submission');
   function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
     deadlines.start(session);
-    keyAuth.hideAuthUntilSecure(session);
+    keyAuth.hideAuthUntilSecure(server, session);
+    // A declared SIZE over the limit is refused at MAIL FROM as the streamed message is (552 5.3.4).
+    rewriteLibraryReplies(server, session, (code, context) => (code === 552 && context === 'MESSAGE_TOO_BIG' ? { code, text: tooLarge().message } : undefined));
     callback();
   }
+
+  const tooLarge = () => refusal(new ApiError('message_too_large', `The message exceeds ${maxBytes} bytes.`));
 
   // A client that keeps sending MAIL without authenticating is shown the door, as smtp-server does
   // for commands before AUTH when authentication is not optional.
@@ -100,7 +105,7 @@ export async function startSubmissionListener(services: RelayServices, tls: List
       if (oversized || stream.sizeExceeded) {
         metrics.inc('raven_submissions_total', { result: 'rejected' });
         metrics.inc('raven_submission_rejections_total', { code: 'message_too_large' });
-        return callback(refusal(new ApiError('message_too_large', `The message exceeds ${maxBytes} bytes.`)));
+        return callback(tooLarge());
       }
       admit(session, Buffer.concat(chunks, bytes)).then(
         (result) => {

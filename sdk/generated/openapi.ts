@@ -571,6 +571,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/messages/{message_id}/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check a captured message (authentication, headers, HTML, links, spam)
+         * @description Computed on demand, never at capture (CONTRACT section 11). `authentication` judges each
+         *     DKIM signature, SPF and DMARC as a receiver would, with the relay's own records of its
+         *     domains (DKIM key, SPF, DMARC) answering where the public DNS has none: a message the relay
+         *     delivered from a verified domain shows DKIM `pass` for it, one altered after signing
+         *     `fail` with the reason. SPF is judged for the envelope sender from the relay's address for
+         *     mail the relay delivered; the sink keeps no client address for other mail. `headers`
+         *     lists Message-ID, Date, a text part, and for bulk-looking mail (List-Id, Precedence: bulk,
+         *     Feedback-ID, List-Unsubscribe) List-Unsubscribe and one-click List-Unsubscribe-Post.
+         *     `html` is null for a message without HTML. `links` are checked on every request (HEAD,
+         *     then GET when HEAD is refused; http and https only, 5 s each, 8 at a time, the first 100;
+         *     the rest listed with `checked: false`); `?links=0` lists them unchecked. A link is never
+         *     followed into a private address unless the relay allows local webhooks. `spam` scores the
+         *     message through spamd when the relay has `--spamd HOST:PORT` (`RAVEN_SPAMD`); without it
+         *     `available` is false and `message` says how to turn it on.
+         */
+        get: operations["adminCheckCapturedMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/session": {
         parameters: {
             query?: never;
@@ -720,7 +753,7 @@ export interface paths {
         };
         /**
          * The email log of a project
-         * @description The project's emails as `GET /v1/emails` lists them for an `email:read` key.
+         * @description The project's emails as `GET /v1/emails` lists them for an `email:read` key, each with how it came in (`source`).
          */
         get: operations["adminListProjectEmails"];
         put?: never;
@@ -1706,16 +1739,118 @@ export interface components {
             next_attempt_at: string | null;
             attempts: components["schemas"]["WebhookDeliveryAttempt"][];
         };
+        /**
+         * @description How the email came in, `POST /v1/emails` (api) or SMTP submission (smtp).
+         * @enum {string}
+         */
+        EmailSource: "api" | "smtp";
+        /** @description An email as the email log lists it, the fields of EmailSummary and how it came in. */
+        AdminEmailSummary: {
+            id: string;
+            status: components["schemas"]["EmailStatus"];
+            from: string;
+            to: string[];
+            cc: string[];
+            subject: string;
+            tags: components["schemas"]["Tags"];
+            test_mode: boolean;
+            created_at: components["schemas"]["Timestamp"];
+            source: components["schemas"]["EmailSource"];
+        };
+        /** @description One page of the email log, newest first. */
+        AdminEmailList: {
+            emails: components["schemas"]["AdminEmailSummary"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         /** @description The email as `GET /v1/emails/{id}` shows it, its project, and the webhook deliveries of its events. */
         AdminEmailDetail: {
             email: components["schemas"]["EmailDetail"];
             project_id: string;
-            /**
-             * @description How the email came in, `POST /v1/emails` (api) or SMTP submission (smtp).
-             * @enum {string}
-             */
-            source: "api" | "smtp";
+            source: components["schemas"]["EmailSource"];
             deliveries: components["schemas"]["EventDelivery"][];
+        };
+        MessageChecks: {
+            authentication: {
+                /** @description One entry per DKIM-Signature header, top first; empty when unsigned. */
+                dkim: {
+                    /** @description The signature's d= domain. */
+                    domain: string;
+                    selector: string | null;
+                    /** @description pass, fail, neutral, policy, temperror or permerror (RFC 8601). */
+                    result: string;
+                    /** @description Why it did not pass (for example "body hash did not verify"). */
+                    reason: string | null;
+                }[];
+                spf: {
+                    domain: string | null;
+                    /** @description pass, fail, softfail, neutral, none, temperror or permerror. */
+                    result: string;
+                    reason: string | null;
+                };
+                dmarc: {
+                    domain: string | null;
+                    /** @description pass, fail, none, temperror or permerror. */
+                    result: string;
+                    /** @description The domain's published policy (none, quarantine, reject). */
+                    policy: string | null;
+                    reason: string | null;
+                };
+            };
+            headers: {
+                name: string;
+                /** @enum {string} */
+                result: "pass" | "warn" | "fail";
+                message: string;
+            }[];
+            /** @description Null when the message has no HTML part. */
+            html: components["schemas"]["HtmlCompatibility"] | null;
+            links: components["schemas"]["LinkCheck"][];
+            spam: components["schemas"]["SpamCheck"] | null;
+        };
+        HtmlCompatibility: {
+            /** @description Percent (0-100, one decimal) of the email clients caniemail covers that support every HTML and CSS feature the message uses, at least partly. */
+            score: number;
+            /** @description How many email clients (family and platform) the data covers. */
+            clients: number;
+            /** @description The features some client lacks or only partly supports, worst first. */
+            features: {
+                /** @description The feature as caniemail names it (`display:flex`, `<svg> element`, `Class selector`, ...). */
+                feature: string;
+                unsupported: components["schemas"]["ClientFamily"][];
+                partial: components["schemas"]["ClientFamily"][];
+            }[];
+        };
+        ClientFamily: {
+            /** @description gmail, outlook, apple-mail, yahoo, ... */
+            family: string;
+            /** @description The family's platforms (desktop-windows, ios, webmail, ...). */
+            clients: string[];
+        };
+        LinkCheck: {
+            url: string;
+            /** @enum {string} */
+            kind: "link" | "image";
+            /** @description False past the cap, for a scheme other than http(s), or with ?links=0. */
+            checked: boolean;
+            /** @description The HTTP status the URL answered (after HEAD, GET when HEAD was refused). */
+            status: number | null;
+            /** @description Why there is no good answer: a time-out, a refused connection, a refused address, or the 4xx/5xx status. */
+            error: string | null;
+        };
+        SpamCheck: {
+            /** @description False when the relay has no spamd, or it did not answer. */
+            available: boolean;
+            /** @description How to turn it on, or why it is unavailable. */
+            message: string | null;
+            score: number | null;
+            threshold: number | null;
+            is_spam: boolean | null;
+            rules: {
+                name: string;
+                score: number;
+                description: string;
+            }[];
         };
         DeliveryAttemptList: {
             attempts: components["schemas"]["DeliveryAttempt"][];
@@ -3284,6 +3419,42 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminCheckCapturedMessage: {
+        parameters: {
+            query?: {
+                /** @description `0` lists the links without checking them; `1` (the default) checks them. */
+                links?: "0" | "1";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The captured message id.
+                 * @example msg_01JDQ4ZK5W9M2V3XG7H8TQ1B6N
+                 */
+                message_id: components["parameters"]["MessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The checks. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageChecks"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminGetSession: {
         parameters: {
             query?: never;
@@ -3561,7 +3732,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EmailList"];
+                    "application/json": components["schemas"]["AdminEmailList"];
                 };
             };
             401: components["responses"]["AdminUnauthorized"];

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { newPage, relayAndBrowser, screenshot, signIn } from '../helpers/browser.js';
+import { plainMessage, submitOnce } from '../helpers/submission.js';
 
 /** A webhook endpoint that always fails with 500, announcing each request. */
 async function startFailingEndpoint() {
@@ -76,6 +77,27 @@ describe('dashboard operations', () => {
     assert.ok(text.includes(`smtp://127.0.0.1:${env.t.relay.submission.port}`), text);
     assert.match(text, /raven/);
     assert.ok((await panel.getByRole('button', { name: 'Copy' }).count()) >= 4, 'a copy button for host, port, username and URL');
+    await context.close();
+  });
+
+  it('the email log marks the emails that came over SMTP submission with a badge, in a cell that keeps its column label', async () => {
+    const t = env.t;
+    const overApi = await t.send({ subject: 'Log badge over the API' });
+    assert.equal(overApi.status, 202, overApi.text);
+    const reply = await submitOnce(t, t.apiKey, [`ada@${t.domain}`], plainMessage({ from: `app@${t.domain}`, to: `ada@${t.domain}`, subject: 'Log badge over SMTP' }));
+    assert.match(reply, /^250 2\.0\.0 em_\w+ queued$/);
+    const { context, page } = await newPage(env.b);
+    await signIn(page, t);
+    await page.goto(`${t.directUrl}/#/emails`);
+    const smtpRow = page.locator('tr', { hasText: 'Log badge over SMTP' });
+    const apiRow = page.locator('tr', { hasText: 'Log badge over the API' });
+    await smtpRow.waitFor();
+    await apiRow.waitFor();
+    const badge = smtpRow.locator('[data-source="smtp"]');
+    assert.equal(await badge.innerText(), 'SMTP');
+    assert.equal(await apiRow.locator('[data-source]').count(), 0, 'an email sent through the API has no badge');
+    // The phone layout shows each cell with its column's name: the badge's cell keeps it.
+    assert.equal(await smtpRow.locator('td', { has: page.locator('[data-source="smtp"]') }).getAttribute('data-label'), 'Subject');
     await context.close();
   });
 

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { startRelay, type Relay } from '../../relay/app.js';
 import { composeMessage } from '../helpers/mime.js';
 import { smtpSendOnce } from '../helpers/smtp-send.js';
+import { plainMessage, submitOnce } from '../helpers/submission.js';
 import { ADMIN_TOKEN, call, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 describe('dashboard API', () => {
@@ -109,6 +110,20 @@ describe('dashboard API', () => {
     assert.equal(daily.body.days.length, 30);
     assert.ok(daily.body.days[29].emails >= 1);
     assert.equal((await t.admin('POST', `/admin/v1/webhooks/whk_nope/deliveries/evt_nope/resend`)).status, 404);
+  });
+
+  it('the email log list says which emails came over SMTP submission (source) and which through the API', async () => {
+    const overApi = await t.send({ subject: 'Logged over the API' });
+    assert.equal(overApi.status, 202, overApi.text);
+    const reply = await submitOnce(t, t.apiKey, [`ada@${t.domain}`], plainMessage({ from: `app@${t.domain}`, to: `ada@${t.domain}`, subject: 'Logged over SMTP' }));
+    const overSmtp = /^250 2\.0\.0 (em_\w+) queued$/.exec(reply)?.[1];
+    assert.ok(overSmtp, reply);
+    const list = await t.admin('GET', `/admin/v1/projects/${t.projectId}/emails?limit=100`);
+    assert.equal(list.status, 200, list.text);
+    const sourceOf = (id: string) => list.body.emails.find((e: { id: string }) => e.id === id)?.source;
+    assert.equal(sourceOf(overSmtp), 'smtp');
+    assert.equal(sourceOf(overApi.body.id), 'api');
+    assert.ok(list.body.emails.every((e: { source: string }) => e.source === 'api' || e.source === 'smtp'));
   });
 
   it('signs in with the token into a cookie session that needs its CSRF header for changes', async () => {

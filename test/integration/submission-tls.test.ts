@@ -8,6 +8,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import nodemailer from 'nodemailer';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
+import { openRawSmtp } from '../helpers/smtp-raw.js';
 import { authPlain, openSubmission } from '../helpers/submission.js';
 import { makeSelfSignedCert } from '../helpers/tls-cert.js';
 
@@ -35,6 +36,29 @@ describe('submission with a certificate (STARTTLS)', () => {
       assert.doesNotMatch(ehlo, /AUTH/);
       assert.doesNotMatch(await smtp.command(`AUTH PLAIN ${authPlain(t.apiKey)}`), /^235/);
       assert.match(await smtp.command('MAIL FROM:<a@client.test>'), /^530 5\.7\.0 /);
+    } finally {
+      smtp.destroy();
+    }
+  });
+
+  test('AUTH before STARTTLS answers 530 5.7.0 Must issue a STARTTLS command first, not 500 command not recognized', async () => {
+    const smtp = await openSubmission(t);
+    try {
+      assert.equal(await smtp.command(`AUTH PLAIN ${authPlain(t.apiKey)}`), '530 5.7.0 Must issue a STARTTLS command first');
+      assert.equal(await smtp.command('AUTH LOGIN'), '530 5.7.0 Must issue a STARTTLS command first', 'refused before any credential is asked for');
+      assert.match(await smtp.command('MAIL FROM:<a@client.test>'), /^530 5\.7\.0 /);
+      assert.match(await smtp.command('NOOP'), /^250/, 'the session goes on: STARTTLS is still possible');
+    } finally {
+      smtp.destroy();
+    }
+  });
+
+  test('the sink, which shares the key authentication, answers AUTH before STARTTLS the same (530 5.7.0)', async () => {
+    const smtp = await openRawSmtp(t.relay.smtpPort, '127.0.0.1');
+    try {
+      await smtp.reply();
+      assert.doesNotMatch(await smtp.command('EHLO client.test'), /AUTH/);
+      assert.equal(await smtp.command(`AUTH PLAIN ${authPlain(t.apiKey)}`), '530 5.7.0 Must issue a STARTTLS command first');
     } finally {
       smtp.destroy();
     }

@@ -152,6 +152,42 @@ describe('SMTP submission with nodemailer', () => {
   });
 });
 
+describe('SMTP submission: the envelope and the headers', () => {
+  test('the envelope decides who receives (header-only addresses nothing, envelope-only BCC); any username; a Message-ID added when missing; an email:read key reads it', async () => {
+    const smtp = await openSubmission(t);
+    let reply: string;
+    try {
+      assert.match(await smtp.command('AUTH LOGIN'), /^334 /);
+      assert.match(await smtp.command(Buffer.from('not-raven@anything').toString('base64')), /^334 /);
+      assert.match(await smtp.command(Buffer.from(t.apiKey).toString('base64')), /^235 /, 'the username is not checked');
+      const message = plainMessage({ from: `app@${t.domain}`, to: `Ada <ada@${t.domain}>, ghost@${t.domain}`, subject: 'Envelope decides', extra: [`Cc: cc@${t.domain}`] });
+      reply = await submit(smtp, [`ada@${t.domain}`, `cc@${t.domain}`, `blind@${t.domain}`], message);
+    } finally {
+      smtp.destroy();
+    }
+    const id = idOf(reply);
+    assert.ok(id, reply);
+    const reader = await t.admin('POST', `/admin/v1/projects/${t.projectId}/keys`, { name: 'log reader', permission: 'email:read' });
+    assert.equal(reader.status, 201, reader.text);
+    const email = await t.api('GET', `/v1/emails/${id}`, { key: reader.body.key });
+    assert.equal(email.status, 200, email.text);
+    assert.deepEqual(email.body.to, [`Ada <ada@${t.domain}>`]);
+    assert.deepEqual(email.body.cc, [`cc@${t.domain}`]);
+    assert.deepEqual(
+      email.body.recipients.map((r: { email: string; type: string }) => [r.email, r.type]),
+      [[`ada@${t.domain}`, 'to'], [`cc@${t.domain}`, 'cc']],
+      'the BCC recipient is not shown; the header-only address is no recipient',
+    );
+    const captured = await capturedOf(id!);
+    const received: string[] = [];
+    for (const m of (await t.admin('GET', '/admin/v1/messages?limit=100')).body.messages) {
+      if ((await t.admin('GET', `/admin/v1/messages/${m.id}`)).body.email_id === id) received.push(...m.to);
+    }
+    assert.deepEqual(received.sort(), [`ada@${t.domain}`, `blind@${t.domain}`, `cc@${t.domain}`], 'the envelope recipients, ghost@ not among them');
+    assert.match(captured.raw, new RegExp(`^Message-ID: <${id}@`, 'mi'), 'a Message-ID is added when the message has none');
+  });
+});
+
 describe('SMTP submission refusals', () => {
   test('MAIL FROM before AUTH -> 530 5.7.0; a client that keeps trying is disconnected', async () => {
     const smtp = await openSubmission(t);
@@ -245,11 +281,23 @@ describe('SMTP submission refusals', () => {
     }
   });
 
+  test('a declared SIZE over the limit at MAIL FROM -> 552 5.3.4 message_too_large, not the bare 552 of smtp-server', async () => {
+    const smtp = await openSubmission(t, t.apiKey);
+    try {
+      assert.match(await smtp.command('EHLO client.test'), /^250[ -]SIZE 10485760$/m, 'SIZE 10485760 is advertised');
+      const reply = await smtp.command(`MAIL FROM:<a@client.test> SIZE=${10485760 + 1}`);
+      assert.equal(reply, '552 5.3.4 message_too_large: The message exceeds 10485760 bytes.');
+      assert.match(await smtp.command('MAIL FROM:<a@client.test> SIZE=10485760'), /^250/, 'exactly the limit is accepted');
+    } finally {
+      smtp.destroy();
+    }
+  });
+
   test('a message over 10 MiB -> 552 5.3.4, refused while streaming, nothing stored', async () => {
     const before = (await t.api('GET', '/v1/emails?limit=100')).body.emails.length;
     const smtp = await openSubmission(t, t.apiKey);
     try {
-      assert.match(await smtp.command(`MAIL FROM:<a@client.test> SIZE=${11 * 1024 * 1024}`), /^552 /, 'a declared size over the limit is refused at once');
+      assert.match(await smtp.command(`MAIL FROM:<a@client.test> SIZE=${11 * 1024 * 1024}`), /^552 5\.3\.4 message_too_large: /, 'a declared size over the limit is refused at once');
       assert.match(await smtp.command('MAIL FROM:<a@client.test>'), /^250/);
       assert.match(await smtp.command(`RCPT TO:<ada@${t.domain}>`), /^250/);
       assert.match(await smtp.command('DATA'), /^354/);

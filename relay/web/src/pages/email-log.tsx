@@ -22,7 +22,7 @@ export function EmailLog({ tenancy }: { tenancy: Tenancy }) {
     if (status) params.set('status', status);
     if (recipient.trim()) params.set('recipient', recipient.trim());
     if (cursor) params.set('cursor', cursor);
-    return api<Schemas['EmailList']>('GET', `/admin/v1/projects/${seg(project.id)}/emails?${params}`);
+    return api<Schemas['AdminEmailList']>('GET', `/admin/v1/projects/${seg(project.id)}/emails?${params}`);
   }, [project?.id, status, recipient, cursor]);
 
   return (
@@ -41,7 +41,7 @@ export function EmailLog({ tenancy }: { tenancy: Tenancy }) {
           <input type="search" aria-label="Recipient" placeholder="Recipient (exact address)" value={recipient} onChange={(e) => (setCursors([]), setRecipient((e.target as HTMLInputElement).value))} />
         </div>
       </div>
-      <p class="muted">Project {project ? `${project.name} (${project.environment})` : '—'}: the emails sent through the API, newest first.</p>
+      <p class="muted">Project {project ? `${project.name} (${project.environment})` : '—'}: the emails sent through the API or SMTP submission, newest first.</p>
       <ErrorNote error={error} />
       <Table columns={['Status', 'Subject', 'To', 'From', 'Created']}>
           {data?.emails.map((e) => (
@@ -52,6 +52,11 @@ export function EmailLog({ tenancy }: { tenancy: Tenancy }) {
               <td>
                 <a href={href('emails', e.id)}>{e.subject}</a>
                 {e.test_mode ? <span class="chip">test</span> : null}
+                {e.source === 'smtp' ? (
+                  <span class="chip" data-source="smtp" title="Came over SMTP submission">
+                    SMTP
+                  </span>
+                ) : null}
               </td>
               <td>{e.to.join(', ')}</td>
               <td>{e.from}</td>

@@ -1,0 +1,61 @@
+// HTML and CSS compatibility of a captured message against caniemail's data, through
+// @jsx-email/doiuse-email. It reports in sentences ("`display:flex` is not supported by
+// `outlook.windows`", "Note about `display` support for `gmail.ios`: Partial. ..."); this module
+// turns them into features, each with the clients (family.platform) that lack or only partly
+// support it, grouped by family, and a score: the share of clients that fully or partly support
+// every feature the message uses.
+import { DoIUseEmail } from '@jsx-email/doiuse-email';
+
+export interface ClientFamily {
+  family: string;
+  clients: string[];
+}
+
+export interface HtmlCompatibility {
+  score: number;
+  clients: number;
+  features: Array<{ feature: string; unsupported: ClientFamily[]; partial: ClientFamily[] }>;
+}
+
+const UNSUPPORTED = /^`(.+)` is not supported by `([^`]+)`$/;
+const PARTIAL = /^Note about `(.+)` support for `([^`]+)`: Partial\b/;
+
+function byFamily(clients: Iterable<string>): ClientFamily[] {
+  const families = new Map<string, string[]>();
+  for (const client of clients) {
+    const dot = client.indexOf('.');
+    const family = dot < 0 ? client : client.slice(0, dot);
+    const platform = dot < 0 ? client : client.slice(dot + 1);
+    families.set(family, [...(families.get(family) ?? []), platform]);
+  }
+  return [...families].map(([family, platforms]) => ({ family, clients: platforms }));
+}
+
+export function checkHtmlCompatibility(html: string): HtmlCompatibility {
+  const checker = new DoIUseEmail({ emailClients: ['*'] });
+  const allClients = checker.emailClients.length;
+  const result = checker.check(html);
+  const features = new Map<string, { unsupported: Set<string>; partial: Set<string> }>();
+  const entry = (name: string) => {
+    let f = features.get(name);
+    if (!f) features.set(name, (f = { unsupported: new Set(), partial: new Set() }));
+    return f;
+  };
+  const failing = new Set<string>();
+  for (const line of result.success ? [] : result.errors) {
+    const m = UNSUPPORTED.exec(line);
+    if (!m) continue;
+    entry(m[1]!).unsupported.add(m[2]!);
+    failing.add(m[2]!);
+  }
+  for (const line of result.notes) {
+    const m = PARTIAL.exec(line);
+    if (m && !features.get(m[1]!)?.unsupported.has(m[2]!)) entry(m[1]!).partial.add(m[2]!);
+  }
+  const list = [...features]
+    .map(([feature, f]) => ({ feature, unsupported: byFamily(f.unsupported), partial: byFamily(f.partial), weight: f.unsupported.size * 2 + f.partial.size }))
+    .sort((a, b) => b.weight - a.weight || a.feature.localeCompare(b.feature))
+    .map(({ weight: _weight, ...f }) => f);
+  const score = allClients === 0 ? 100 : Math.round(((allClients - failing.size) / allClients) * 1000) / 10;
+  return { score, clients: allClients, features: list };
+}
