@@ -130,7 +130,7 @@ export async function searchInbox(
   const where: string[] = [];
   const params: unknown[] = [];
   const match: string[] = [];
-  // PostgreSQL's instr is strpos. Its trigram indexes (pg_trgm GIN, migration 0013) serve LIKE
+  // PostgreSQL's instr is strpos. Its trigram indexes (pg_trgm GIN, migration 0014) serve LIKE
   // '%term%' for terms of three characters or more, as FTS5's trigram index does on SQLite.
   const instr = db.dialect === 'postgres' ? 'strpos' : 'instr';
   const contains = (columns: string[], term: string) => {
