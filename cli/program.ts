@@ -78,6 +78,9 @@ export const LEAVES: Leaf[] = [
   { path: ['relay', 'messages', 'raw'], summary: 'Print a captured message as raw RFC 822', load: () => import('./commands/relay/messages/raw.js') },
   { path: ['relay', 'messages', 'clear'], summary: 'Delete every captured message', load: () => import('./commands/relay/messages/clear.js') },
   { path: ['relay', 'emails', 'attempts'], summary: 'Show every delivery attempt of an email with its SMTP conversation', load: () => import('./commands/relay/emails/attempts.js') },
+  { path: ['relay', 'emails', 'retry'], summary: 'Try the delayed recipients of an email again now', load: () => import('./commands/relay/emails/retry.js') },
+  { path: ['relay', 'projects', 'pause'], summary: "Pause a project's delivery (mail is admitted and waits)", load: () => import('./commands/relay/projects/pause.js') },
+  { path: ['relay', 'projects', 'resume'], summary: "Resume a project's delivery", load: () => import('./commands/relay/projects/resume.js') },
   { path: ['relay', 'clock', 'get'], summary: 'Show the test clock', load: () => import('./commands/relay/clock/get.js') },
   { path: ['relay', 'clock', 'advance'], summary: 'Move the test clock forward', load: () => import('./commands/relay/clock/advance.js') },
 ];

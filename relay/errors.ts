@@ -14,6 +14,7 @@ export const ERROR_CATALOGUE = {
   not_found: { status: 404, meaning: 'No such route or resource, or the key may not read it.', smtp: '550 5.5.0' },
   method_not_allowed: { status: 405, meaning: 'The path exists but not with this method.', smtp: '502 5.5.1' },
   idempotency_conflict: { status: 409, meaning: 'The Idempotency-Key was used with a different body.', smtp: '554 5.7.0' },
+  conflict: { status: 409, meaning: 'The resource is not in a state that allows the action; the message says why.', smtp: '451 4.3.0' },
   message_too_large: { status: 413, meaning: 'The complete JSON request exceeds the size limit.', smtp: '552 5.3.4' },
   wait_timeout: { status: 408, meaning: 'No captured message matched a wait before its time-out.', smtp: '451 4.4.7' },
   validation_error: { status: 422, meaning: 'A field rule is broken; details name each field.', smtp: '550 5.6.0' },

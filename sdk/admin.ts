@@ -33,6 +33,8 @@ export type WebhookDeliveryList = Schemas['WebhookDeliveryList'];
 export type Usage = Schemas['Usage'];
 export type DeliveryAttempt = Schemas['DeliveryAttempt'];
 export type WebhookSecretRotated = Schemas['WebhookSecretRotated'];
+export type RetryEmailResult = Schemas['RetryEmailResult'];
+export type ProjectDelivery = Schemas['ProjectDelivery'];
 export type DeliveryAttemptList = Schemas['DeliveryAttemptList'];
 export type CapturedMessageSummary = Schemas['CapturedMessageSummary'];
 export type CapturedMessageList = Schemas['CapturedMessageList'];
@@ -131,6 +133,13 @@ export class RavenAdmin {
         send<Project>({ method: 'POST', path: `/workspaces/${seg(workspaceId)}/projects`, body: params, options }),
       list: (workspaceId: string, options?: RequestOptions) =>
         send<ProjectList>({ method: 'GET', path: `/workspaces/${seg(workspaceId)}/projects`, options }),
+      delivery: (projectId: string, options?: RequestOptions) =>
+        send<ProjectDelivery>({ method: 'GET', path: `/projects/${seg(projectId)}/delivery`, options }),
+      /** Mail keeps being admitted and waits until resumed. */
+      pauseDelivery: (projectId: string, options?: RequestOptions) =>
+        send<ProjectDelivery>({ method: 'POST', path: `/projects/${seg(projectId)}/delivery/pause`, idempotent: true, options }),
+      resumeDelivery: (projectId: string, options?: RequestOptions) =>
+        send<ProjectDelivery>({ method: 'POST', path: `/projects/${seg(projectId)}/delivery/resume`, idempotent: true, options }),
     };
     this.domains = {
       /** Connects a domain; the answer lists the DNS records to publish. */
@@ -251,6 +260,12 @@ export class RavenAdmin {
       /** Every delivery attempt of an email per recipient, oldest first, with its SMTP conversation. */
       attempts: (emailId: string, options?: RequestOptions) =>
         send<DeliveryAttemptList>({ method: 'GET', path: `/emails/${seg(emailId)}/attempts`, options }),
+      /**
+       * Tries the delayed recipients again now (ConflictError, 409, for any other email). Only
+       * `{ confirm_unknown: true }` resends delivery_unknown recipients, which may deliver twice.
+       */
+      retry: (emailId: string, params: { confirm_unknown?: boolean } = {}, options?: RequestOptions) =>
+        send<RetryEmailResult>({ method: 'POST', path: `/emails/${seg(emailId)}/retry`, body: params, options }),
     };
     this.clock = {
       /** Only on a relay started with --test-clock. */

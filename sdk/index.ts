@@ -26,6 +26,7 @@ export {
   DomainNotVerifiedError,
   TestRecipientNotAllowedError,
   IdempotencyConflictError,
+  ConflictError,
   RateLimitError,
   QuotaExceededError,
   MessageTooLargeError,

@@ -201,8 +201,13 @@ async function send(ctx: RunContext, opts: Options): Promise<void> {
   } catch (error) {
     // No answer: the email may or may not be queued. The same key makes a retry safe.
     const failure = toCliError(error, await ctx.sdk());
-    if (!(failure instanceof NetworkError)) throw failure;
     const retry = retryCommand(process.argv.slice(2), body, opts, generated ? idempotencyKey : undefined);
+    if (!(failure instanceof NetworkError)) {
+      // Refused after prompts: nothing was stored, and what was typed (a body, perhaps) is kept in
+      // a command to fix and run again rather than lost.
+      if (wasPrompted(opts)) failure.message += `\nwhat you typed, as a command to fix and run again:\n  ${retry}`;
+      throw failure;
+    }
     throw new NetworkError(failure.code === 'timeout' ? 'timeout' : 'connection_error', `${failure.message}\nit may have been queued; retry safely (it is sent at most once) with:\n  ${retry}`, { cause: error });
   }
 
@@ -227,6 +232,12 @@ async function send(ctx: RunContext, opts: Options): Promise<void> {
   if (FAILED_FINAL.has(detail.status)) {
     throw new RefusedError(`email_${detail.status}`, `email ${detail.id} ended ${detail.status}`);
   }
+}
+
+/** Whether any field came from a prompt rather than a flag. */
+function wasPrompted(opts: Options): boolean {
+  const bodyFlag = [opts.text, opts.textFile, opts.html, opts.htmlFile].some((v) => v !== undefined);
+  return opts.from === undefined || !opts.to || opts.to.length === 0 || opts.subject === undefined || !bodyFlag;
 }
 
 /**

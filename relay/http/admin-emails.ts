@@ -8,7 +8,8 @@ import type { RelayServices } from '../services.js';
 import { dailySends, deliveriesOfEmail, findProject, projectOfEmail, resendDeliveryNow, sourceOfEmail, submittedAmong, workspaceExists } from '../storage/email-log.js';
 import { utcDay } from '../clock.js';
 import { listDeliveryAttempts } from '../storage/delivery-attempts.js';
-import { param as p } from './route-helpers.js';
+import { deliveryState, retryEmailNow, setDeliveryPaused } from '../domain/delivery-control.js';
+import { adminBody, param as p } from './route-helpers.js';
 import type { Handler } from './router.js';
 
 const CHART_DAYS = 30;
@@ -61,6 +62,10 @@ export function adminEmailHandlers(s: RelayServices) {
       }));
       return { status: 200, body: { attempts } };
     },
+    retryNow: async (ctx) => ({ status: 200, body: await retryEmailNow(s, p(ctx, 'email_id'), await adminBody(ctx)) }),
+    deliveryState: async (ctx) => ({ status: 200, body: await deliveryState(s, p(ctx, 'project_id')) }),
+    pauseDelivery: async (ctx) => ({ status: 200, body: await setDeliveryPaused(s, p(ctx, 'project_id'), true) }),
+    resumeDelivery: async (ctx) => ({ status: 200, body: await setDeliveryPaused(s, p(ctx, 'project_id'), false) }),
     dailyUsage: async (ctx) => {
       const workspaceId = p(ctx, 'workspace_id');
       if (!(await workspaceExists(s.db, workspaceId))) throw new ApiError('not_found', `No workspace ${workspaceId}.`);

@@ -84,6 +84,10 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     route('GET', '/admin/v1/projects/:project_id/emails', admin(emailLog.listProjectEmails)),
     route('GET', '/admin/v1/emails/:email_id', admin(emailLog.getEmail)),
     route('GET', '/admin/v1/emails/:email_id/attempts', admin(emailLog.deliveryAttempts)),
+    route('POST', '/admin/v1/emails/:email_id/retry', admin(emailLog.retryNow)),
+    route('GET', '/admin/v1/projects/:project_id/delivery', admin(emailLog.deliveryState)),
+    route('POST', '/admin/v1/projects/:project_id/delivery/pause', admin(emailLog.pauseDelivery)),
+    route('POST', '/admin/v1/projects/:project_id/delivery/resume', admin(emailLog.resumeDelivery)),
 
     // Captured mail (the SMTP sink) and the inbox on top of it.
     route('GET', '/admin/v1/messages', admin(messages.list)),

@@ -28,6 +28,9 @@ export function insertReadyJobs(tx: Queryable, jobs: readonly NewJob[]): Promise
   );
 }
 
+/** A job row (`jobs`) whose email's project is not paused (migration 0015): the claim's filter. */
+export const NOT_PAUSED = 'NOT EXISTS (SELECT 1 FROM paused_projects pp JOIN emails pe ON pe.project_id = pp.project_id WHERE pe.id = jobs.email_id)';
+
 export interface ClaimedJob {
   id: number;
   email_id: string;
@@ -36,7 +39,7 @@ export interface ClaimedJob {
 
 /** A cheap look on the read connection, so an idle poll never takes the write lock. */
 export async function hasDueJob(db: Pick<Db, 'get'>, now: string): Promise<boolean> {
-  return (await db.get<{ id: number }>("SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? LIMIT 1", [now])) !== undefined;
+  return (await db.get<{ id: number }>(`SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? AND ${NOT_PAUSED} LIMIT 1`, [now])) !== undefined;
 }
 
 /**
@@ -51,7 +54,7 @@ export function claimJobs(tx: Queryable, now: string, limit: number, leaseUntil:
 async function claimUnleasedJobs(tx: Queryable, now: string, limit: number): Promise<ClaimedJob[]> {
   const claimed = await tx.all<ClaimedJob & { run_at: string }>(
     `UPDATE jobs SET state = 'running', locked_at = ?, updated_at = ?
-      WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? ORDER BY run_at, id LIMIT ?)
+      WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? AND ${NOT_PAUSED} ORDER BY run_at, id LIMIT ?)
       RETURNING id, email_id, attempts, run_at`,
     [now, now, now, limit],
   );

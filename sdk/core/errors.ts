@@ -67,6 +67,10 @@ export class MethodNotAllowedError extends APIError {
 export class IdempotencyConflictError extends APIError {
   override name = 'IdempotencyConflictError';
 }
+/** 409 `conflict` (admin API): the resource is not in a state that allows the action; the message says why. */
+export class ConflictError extends APIError {
+  override name = 'ConflictError';
+}
 /** 413 `message_too_large`: the JSON request is over 10 MiB. */
 export class MessageTooLargeError extends APIError {
   override name = 'MessageTooLargeError';
@@ -161,6 +165,7 @@ const BY_CODE: Record<ErrorCode, APIErrorClass> = {
   not_found: NotFoundError,
   method_not_allowed: MethodNotAllowedError,
   idempotency_conflict: IdempotencyConflictError,
+  conflict: ConflictError,
   message_too_large: MessageTooLargeError,
   wait_timeout: WaitTimeoutError,
   validation_error: ValidationError,

@@ -804,6 +804,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/emails/{email_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a delayed email now
+         * @description The `delivery_delayed` recipients are tried again at once instead of at their next retry.
+         *     Any other email answers 409 `conflict` saying why. `delivery_unknown` recipients are never
+         *     resent automatically (the provider may already have accepted the message, and a resend may
+         *     deliver it twice): only `{"confirm_unknown": true}` puts them back in the queue.
+         */
+        post: operations["adminRetryEmailNow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/projects/{project_id}/delivery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the project's delivery is paused */
+        get: operations["adminGetProjectDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/projects/{project_id}/delivery/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause the project's delivery (mail keeps being admitted and waits) */
+        post: operations["adminPauseProjectDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/projects/{project_id}/delivery/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume the project's delivery */
+        post: operations["adminResumeProjectDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/workspaces/{workspace_id}/usage/daily": {
         parameters: {
             query?: never;
@@ -1228,6 +1302,8 @@ export interface components {
          *       caller may not read.
          *     - `method_not_allowed` 405: known path, wrong method (before authentication).
          *     - `idempotency_conflict` 409: Idempotency-Key reused with a different body.
+         *     - `conflict` 409: admin API, the resource is not in a state that allows the action (a retry
+         *       of an email with no delayed recipient); the message says why.
          *     - `message_too_large` 413: the complete JSON request exceeds 10 MiB.
          *     - `wait_timeout` 408: admin API, `GET /admin/v1/messages/wait`: no matching message was
          *       captured before the time-out.
@@ -1243,7 +1319,7 @@ export interface components {
          *       full); retry after `Retry-After`.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "invalid_api_key" | "unauthorized" | "forbidden" | "production_not_enabled" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "message_too_large" | "wait_timeout" | "validation_error" | "domain_not_verified" | "test_recipient_not_allowed" | "rate_limit_exceeded" | "quota_exceeded" | "internal_error" | "service_unavailable";
+        ErrorCode: "invalid_request" | "invalid_api_key" | "unauthorized" | "forbidden" | "production_not_enabled" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "conflict" | "message_too_large" | "wait_timeout" | "validation_error" | "domain_not_verified" | "test_recipient_not_allowed" | "rate_limit_exceeded" | "quota_exceeded" | "internal_error" | "service_unavailable";
         /** @description One problem found in the request. */
         ErrorDetail: {
             /**
@@ -1890,6 +1966,24 @@ export interface components {
             dir: "C" | "S";
             line: string;
         };
+        RetryEmailRequest: {
+            /**
+             * @description Resend delivery_unknown recipients, knowing the message may be delivered twice.
+             * @default false
+             */
+            confirm_unknown: boolean;
+        };
+        RetryEmailResult: {
+            id: string;
+            /** @description The addresses tried again now. */
+            recipients: string[];
+        };
+        ProjectDelivery: {
+            id: string;
+            delivery_paused: boolean;
+            /** Format: date-time */
+            paused_at: string | null;
+        };
         DailyUsage: {
             days: {
                 /** @description The UTC day, YYYY-MM-DD. */
@@ -2085,6 +2179,24 @@ export interface components {
                  *       "error": {
                  *         "code": "idempotency_conflict",
                  *         "message": "This Idempotency-Key was used with a different request body."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `conflict`: the resource is not in a state that allows the action; the message says why. */
+        Conflict: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "conflict",
+                 *         "message": "No recipient of em_... is delivery_delayed (delivered); only a delayed recipient can be retried now."
                  *       }
                  *     }
                  */
@@ -3793,6 +3905,132 @@ export interface operations {
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminRetryEmailNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RetryEmailRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetryEmailResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetProjectDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminPauseProjectDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminResumeProjectDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];

@@ -58,6 +58,22 @@ describe('ravenctl send in a terminal', () => {
     assert.equal(message.body.text.trim(), 'Hello Ada,\ntyped inline.');
   });
 
+  test('a send refused after the body was typed prints what was typed as a command to run again', { timeout: 120_000 }, async (context) => {
+    const run = await inTerminal(
+      ['send', '--api-key', t.apiKey, '--base-url', t.url, '--from', `a@${t.domain}`, '--to', 'someone@elsewhere.example', '--subject', 'Kept'],
+      { EDITOR: 'raven-no-such-editor' },
+      [
+        [/Body/, '\r'],
+        [/type it here/, 'A body worth keeping\r.\r'],
+      ],
+      context.signal,
+    );
+    assert.equal(run.code, 1, run.screen);
+    assert.match(run.screen, /test_recipient_not_allowed/);
+    const flat = run.screen.replace(/\r?\n/g, '\n');
+    assert.match(flat, /what you typed, as a command to fix and run again:\n {2}ravenctl send .*--text 'A body worth keeping\n' --idempotency-key \S+/);
+  });
+
   test('--from on an unverified domain is refused before the body is asked for (exit 1)', { timeout: 120_000 }, async (context) => {
     const run = await inTerminal(
       ['send', '--api-key', t.apiKey, '--base-url', t.url, '--from', 'a@unverified.example', '--to', `x@${t.domain}`, '--subject', 'S'],

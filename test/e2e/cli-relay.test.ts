@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { firstJsonDocument, ravenctl, spawnRavenctl } from '../helpers/ravenctl.js';
+import { openRawSmtp } from '../helpers/smtp-raw.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'ravenctl-relay-'));
@@ -74,6 +75,14 @@ describe('ravenctl relay start', () => {
       });
     });
     assert.match(stdout, /^Raven relay ready\n {2}HTTP +http:\/\/127\.0\.0\.1:\d+\n {2}SMTP +smtp:\/\/127\.0\.0\.1:\d+\n {2}Submission +smtp:\/\/127\.0\.0\.1:\d+ .*\n {2}Data +\S+\n/);
+    // The Submission line prints the port actually bound (CONTRACT section 9): it greets as the submission listener.
+    const printedPort = Number(/\n {2}Submission +smtp:\/\/127\.0\.0\.1:(\d+) /.exec(stdout)![1]);
+    const greeter = await openRawSmtp(printedPort, '127.0.0.1');
+    try {
+      assert.match(await greeter.reply(), /^220 .*Raven SMTP submission/);
+    } finally {
+      greeter.destroy();
+    }
     assert.match(stdout, /\n {2}Dashboard +http:\/\/127\.0\.0\.1:\d+\/#signin=[\w-]+ {2}\(a one-time sign-in link/, 'the one-time dashboard link');
     assert.match(stdout, /\n {2}Admin token +set by --admin-token, RAVEN_ADMIN_TOKEN or --config\n/);
     assert.doesNotMatch(stdout, /given-token/, 'a token given by flag is not printed');

@@ -3,6 +3,7 @@
 // A relay renews the leases of the jobs it is dispatching; a lease that runs out means its relay
 // died mid-dispatch, and another relay settles the job (as delivery_unknown: never resent).
 import type { Db, Queryable } from '../db.js';
+import { NOT_PAUSED } from '../jobs.js';
 
 export interface ClaimedJobRow {
   id: number;
@@ -14,7 +15,7 @@ export interface ClaimedJobRow {
 export function claimJobsWithLease(tx: Queryable, now: string, limit: number, leaseUntil: string): Promise<ClaimedJobRow[]> {
   return tx.all<ClaimedJobRow>(
     `UPDATE jobs SET state = 'running', locked_at = ?, updated_at = ?, lease_expires_at = ?
-      WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? ORDER BY run_at, id LIMIT ? FOR UPDATE SKIP LOCKED)
+      WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? AND ${NOT_PAUSED} ORDER BY run_at, id LIMIT ? FOR UPDATE SKIP LOCKED)
       RETURNING id, email_id, attempts`,
     [now, now, leaseUntil, now, limit],
   );

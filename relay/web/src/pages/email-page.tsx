@@ -4,9 +4,10 @@ import { api, seg, type Schemas } from '../api';
 import { formatDateTime } from '../format';
 import { href } from '../router';
 import { Badge, ErrorNote, Loading, useLoad, Table, Chips, Field } from '../ui';
+import { DeliveryAttempts } from './delivery-attempts';
 
 export function EmailPage({ id }: { id: string }) {
-  const { data, error } = useLoad(() => api<Schemas['AdminEmailDetail']>('GET', `/admin/v1/emails/${seg(id)}`), [id]);
+  const { data, error, reload } = useLoad(() => api<Schemas['AdminEmailDetail']>('GET', `/admin/v1/emails/${seg(id)}`), [id]);
   if (error) return <ErrorNote error={error} />;
   if (!data) return <Loading />;
   const { email, deliveries } = data;
@@ -48,6 +49,7 @@ export function EmailPage({ id }: { id: string }) {
             </tr>
           ))}
         </Table>
+      <DeliveryAttempts email={email} onChange={reload} />
       <h2>Timeline</h2>
       <ol class="timeline">
         {email.events.map((event) => {
