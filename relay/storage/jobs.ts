@@ -1,6 +1,7 @@
 // The delivery queue's rows (jobs, ready -> running -> done | dead): new jobs, the atomic claim,
 // the outcome of each dispatch, recovery.
 import type { Db, Queryable, Reader } from './db.js';
+import { NOT_PAUSED } from './delivery-control.js';
 import { claimJobsWithLease, expiredJobLeases, renewLeases } from './postgres/queue.js';
 import { insertRows, runWithRows } from './rows.js';
 
@@ -27,9 +28,6 @@ export function insertReadyJobs(tx: Queryable, jobs: readonly NewJob[]): Promise
     jobs.map((j) => ({ email_id: j.emailId, state: 'ready', run_at: j.runAt, attempts: 0, created_at: j.runAt, updated_at: j.runAt })),
   );
 }
-
-/** A job row (`jobs`) whose email's project is not paused (migration 0015): the claim's filter. */
-export const NOT_PAUSED = 'NOT EXISTS (SELECT 1 FROM paused_projects pp JOIN emails pe ON pe.project_id = pp.project_id WHERE pe.id = jobs.email_id)';
 
 export interface ClaimedJob {
   id: number;

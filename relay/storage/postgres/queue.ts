@@ -3,7 +3,7 @@
 // A relay renews the leases of the jobs it is dispatching; a lease that runs out means its relay
 // died mid-dispatch, and another relay settles the job (as delivery_unknown: never resent).
 import type { Db, Queryable } from '../db.js';
-import { NOT_PAUSED } from '../jobs.js';
+import { NOT_PAUSED } from '../delivery-control.js';
 
 export interface ClaimedJobRow {
   id: number;
