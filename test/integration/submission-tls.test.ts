@@ -2,7 +2,7 @@
 // after STARTTLS, and nodemailer requiring TLS and trusting only that certificate sends; without
 // one, AUTH in plain text is refused on a listener that is not bound to a loopback address.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -85,6 +85,32 @@ describe('submission with a certificate (STARTTLS)', () => {
       }
     } finally {
       transport.close();
+    }
+  });
+});
+
+describe('submission with implicit TLS', () => {
+  test('a client speaking TLS from the first byte is offered AUTH at once and submits (250 2.0.0 <id> queued)', async () => {
+    const made = makeSelfSignedCert(dir, 'implicit');
+    const config = path.join(dir, 'implicit.json');
+    await writeFile(config, JSON.stringify({ smtpTls: { certFile: made.certFile, keyFile: made.keyFile, implicit: true } }));
+    // Implicit TLS needs an upstream provider; the test stops at admission, nothing is delivered.
+    const t = await startTestRelay({ flags: { config, upstream: 'smtp://127.0.0.1:9' } });
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: t.relay.submission.port,
+      secure: true,
+      tls: { ca: [made.cert], servername: 'localhost' },
+      auth: { user: 'raven', pass: t.apiKey },
+    });
+    try {
+      const info = await transport.sendMail({ from: `hello@${t.domain}`, to: `ada@${t.domain}`, subject: 'Implicit TLS', text: 'encrypted from the first byte' });
+      const id = /^250 2\.0\.0 (em_\w+) queued$/.exec(info.response)?.[1];
+      assert.ok(id, info.response);
+      assert.equal((await t.api('GET', `/v1/emails/${id}`)).status, 200);
+    } finally {
+      transport.close();
+      await t.stop();
     }
   });
 });
