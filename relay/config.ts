@@ -275,6 +275,9 @@ export function resolveConfig(
   if (config.publicHostname !== undefined && !HOSTNAME.test(config.publicHostname)) {
     throw new ConfigError(`publicHostname must be a host name, got "${config.publicHostname}"`);
   }
+  if (config.spamd !== undefined && !/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/i.test(config.spamd)) {
+    throw new ConfigError(`spamd must be HOST:PORT (127.0.0.1:783), got "${config.spamd}"`);
+  }
   if (config.delivery.smtp) config.delivery.smtp = { ...config.delivery.smtp, pool: poolSize(config.delivery.smtp.pool) };
   if (upstreamCa !== undefined) {
     if (config.delivery.provider !== 'smtp' || !config.delivery.smtp) {

@@ -140,6 +140,12 @@ export const SETTINGS = [
     help: "the relay's public DNS name: MX/SPF target of domain records, SMTP greeting",
     readme: { default: '`localhost` / the SMTP address', meaning: "the relay's public DNS name: MX and SPF target in domain records, SMTP greeting" },
   }),
+  /** SpamAssassin's spamd (`host:port`) for the spam check of captured mail; none = the check says how to turn it on. */
+  setting('spamd', {
+    kind: 'string', env: 'RAVEN_SPAMD', flag: '--spamd <host:port>',
+    help: 'SpamAssassin spamd for the spam check of captured mail (default: $RAVEN_SPAMD, else none)',
+    readme: { default: 'none', meaning: "SpamAssassin's spamd for the spam check of captured mail" },
+  }),
   /** Resolvers for domain verification, `ip` or `ip:port` (`[ipv6]:port`); empty = the system's. */
   setting('dns.servers', {
     kind: 'strings', default: [], env: 'RAVEN_DNS_SERVERS', flag: '--dns-server <address>',

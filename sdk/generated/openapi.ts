@@ -592,8 +592,9 @@ export interface paths {
          *     then GET when HEAD is refused; http and https only, 5 s each, 8 at a time, the first 100;
          *     the rest listed with `checked: false`); `?links=0` lists them unchecked. A link is never
          *     followed into a private address unless the relay allows local webhooks. `spam` scores the
-         *     message through spamd when the relay has `--spamd HOST:PORT` (`RAVEN_SPAMD`); without it
-         *     `available` is false and `message` says how to turn it on.
+         *     message through spamd when the relay has `--spamd HOST:PORT` (`RAVEN_SPAMD`; messages up to
+         *     500 KB); without it, or with spamd down, `available` is false and `message` says how to turn
+         *     it on or why it is unavailable.
          */
         get: operations["adminCheckCapturedMessage"];
         put?: never;

@@ -52,7 +52,7 @@ test('every variable and flag of the table reaches its setting', () => {
     boolean: { text: 'true', value: true },
     strings: { text: '192.0.2.1, 192.0.2.2', value: ['192.0.2.1', '192.0.2.2'] },
   };
-  const valid: Record<string, unknown> = { logLevel: 'debug', database: 'postgres://db.example/raven', dataDir: path.resolve('/srv/raven') };
+  const valid: Record<string, unknown> = { logLevel: 'debug', database: 'postgres://db.example/raven', dataDir: path.resolve('/srv/raven'), spamd: '127.0.0.1:783' };
   for (const row of rows) {
     if (row.input || (!row.env && !row.flag)) continue;
     const { text, value } = sample[row.kind]!;

@@ -10,6 +10,7 @@ import { checkAuthentication } from './authentication.js';
 import { checkHeaders } from './headers.js';
 import { checkHtmlCompatibility } from './html-compat.js';
 import { checkLinks, type LinkCheck } from './links.js';
+import { checkSpam } from './spam.js';
 
 export interface CheckedMessage {
   raw: Buffer;
@@ -19,7 +20,11 @@ export interface CheckedMessage {
 }
 
 export async function checkMessage(services: RelayServices, message: CheckedMessage, options: { links: boolean }) {
-  const [parsed, authentication] = await Promise.all([parseMessage(message.raw), checkAuthentication(services, message)]);
+  const [parsed, authentication, spam] = await Promise.all([
+    parseMessage(message.raw),
+    checkAuthentication(services, message),
+    checkSpam(services.config.spamd, message.raw),
+  ]);
   const html = typeof parsed.html === 'string' && parsed.html !== '' ? parsed.html : null;
   const text = parsed.text || null;
   const targets = [
@@ -34,13 +39,6 @@ export async function checkMessage(services: RelayServices, message: CheckedMess
     headers: checkHeaders(parseHeaders(message.raw), parsed),
     html: html === null ? null : checkHtmlCompatibility(html),
     links,
-    spam: {
-      available: false,
-      message: 'Start the relay with --spamd HOST:PORT (or RAVEN_SPAMD) to score messages with SpamAssassin.',
-      score: null,
-      threshold: null,
-      is_spam: null,
-      rules: [],
-    },
+    spam,
   };
 }
