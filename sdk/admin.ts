@@ -275,6 +275,13 @@ export class RavenAdmin {
     };
   }
 
+  /** Bounce and complaint rates over 1, 7 and 30 days, with their review and at-risk levels. */
+  reputation(workspaceId: string, options?: RequestOptions): APIPromise<Schemas['Reputation']> {
+    return new APIPromise(
+      this.#transport.request<Schemas['Reputation']>({ method: 'GET', path: `/admin/v1/workspaces/${seg(workspaceId)}/reputation`, options }),
+    );
+  }
+
   /** Accepted recipients this UTC month, for the workspace and each of its keys. */
   usage(workspaceId: string, options?: RequestOptions): APIPromise<Usage> {
     return new APIPromise(

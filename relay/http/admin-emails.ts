@@ -10,6 +10,7 @@ import { utcDay } from '../clock.js';
 import { listDeliveryAttempts } from '../storage/delivery-attempts.js';
 import { deliveryState, retryEmailNow, setDeliveryPaused } from '../domain/delivery-control.js';
 import { adminBody, param as p } from './route-helpers.js';
+import { reputation } from '../domain/reputation.js';
 import type { Handler } from './router.js';
 
 const CHART_DAYS = 30;
@@ -66,6 +67,12 @@ export function adminEmailHandlers(s: RelayServices) {
     deliveryState: async (ctx) => ({ status: 200, body: await deliveryState(s, p(ctx, 'project_id')) }),
     pauseDelivery: async (ctx) => ({ status: 200, body: await setDeliveryPaused(s, p(ctx, 'project_id'), true) }),
     resumeDelivery: async (ctx) => ({ status: 200, body: await setDeliveryPaused(s, p(ctx, 'project_id'), false) }),
+    reputation: async (ctx) => {
+      const workspaceId = p(ctx, 'workspace_id');
+      if (!(await workspaceExists(s.db, workspaceId))) throw new ApiError('not_found', `No workspace ${workspaceId}.`);
+      const [own] = await reputation(s, workspaceId);
+      return { status: 200, body: { workspace_id: workspaceId, windows: own!.windows, projects: own!.projects } };
+    },
     dailyUsage: async (ctx) => {
       const workspaceId = p(ctx, 'workspace_id');
       if (!(await workspaceExists(s.db, workspaceId))) throw new ApiError('not_found', `No workspace ${workspaceId}.`);

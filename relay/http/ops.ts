@@ -2,6 +2,7 @@
 // read from the database, counters from relay/metrics.ts).
 import type { RelayServices } from '../services.js';
 import { gauges, ping } from '../storage/ops.js';
+import { reputation } from '../domain/reputation.js';
 import type { Handler } from './router.js';
 
 export function opsHandlers(s: RelayServices) {
@@ -23,7 +24,13 @@ export function opsHandlers(s: RelayServices) {
 }
 
 async function renderMetrics(s: RelayServices): Promise<string> {
-  const { jobs, emails, webhookDeliveries: deliveries, domains } = await gauges(s.db);
+  const [{ jobs, emails, webhookDeliveries: deliveries, domains }, workspaces] = await Promise.all([gauges(s.db), reputation(s)]);
+  // Per workspace (no project label) and per project, each window: sent in the last 1, 7 or 30 days.
+  const rates = (metric: 'bounce_rate' | 'complaint_rate') =>
+    workspaces.flatMap((w) => [
+      ...w.windows.map((win) => `raven_${metric}{workspace="${w.workspace_id}",window="${win.days}d"} ${win[metric]}`),
+      ...w.projects.flatMap((p) => p.windows.map((win) => `raven_${metric}{workspace="${w.workspace_id}",project="${p.project_id}",window="${win.days}d"} ${win[metric]}`)),
+    ]);
   const lines = [
     '# HELP raven_queue_jobs Delivery jobs by state.',
     '# TYPE raven_queue_jobs gauge',
@@ -37,6 +44,12 @@ async function renderMetrics(s: RelayServices): Promise<string> {
     '# HELP raven_domains Connected domains by status (pending ones are rechecked periodically).',
     '# TYPE raven_domains gauge',
     ...domains.map((r) => `raven_domains{status="${r.status}"} ${r.n}`),
+    '# HELP raven_bounce_rate Bounced share of the recipients that reached the provider (review at 0.05, at risk at 0.1).',
+    '# TYPE raven_bounce_rate gauge',
+    ...rates('bounce_rate'),
+    '# HELP raven_complaint_rate Complained share of the recipients that reached the provider (review at 0.001, at risk at 0.005).',
+    '# TYPE raven_complaint_rate gauge',
+    ...rates('complaint_rate'),
     '# HELP raven_message_waits Open waits for captured mail (GET /admin/v1/messages/wait) on this relay.',
     '# TYPE raven_message_waits gauge',
     `raven_message_waits ${s.messageWaits.size}`,

@@ -71,6 +71,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     route('DELETE', '/admin/v1/workspaces/:workspace_id/suppressions/:email', admin(tenancy.removeSuppression)),
     route('GET', '/admin/v1/workspaces/:workspace_id/usage', admin(tenancy.usage)),
     route('GET', '/admin/v1/workspaces/:workspace_id/usage/daily', admin(emailLog.dailyUsage)),
+    route('GET', '/admin/v1/workspaces/:workspace_id/reputation', admin(emailLog.reputation)),
 
     // Webhook endpoints and their deliveries.
     route('POST', '/admin/v1/projects/:project_id/webhooks', admin(webhooks.create)),

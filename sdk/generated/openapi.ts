@@ -879,6 +879,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/workspaces/{workspace_id}/reputation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Bounce and complaint rates over 1, 7 and 30 days
+         * @description Per workspace and per project that sent in the window: the recipients that reached the
+         *     provider (sent, delivered, bounced, complained) of the emails created in the last 1, 7 and
+         *     30 days on the relay clock, the bounced and complained ones, their rates and levels: bounces
+         *     `review` from 5 %, `at_risk` from 10 %; complaints `review` from 0.1 %, `at_risk` from 0.5 %
+         *     (where Amazon SES reviews and may pause an account). Also `/metrics` gauges
+         *     `raven_bounce_rate` and `raven_complaint_rate`.
+         */
+        get: operations["adminGetReputation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/workspaces/{workspace_id}/usage/daily": {
         parameters: {
             query?: never;
@@ -1985,6 +2010,27 @@ export interface components {
             /** Format: date-time */
             paused_at: string | null;
         };
+        Reputation: {
+            workspace_id: string;
+            windows: components["schemas"]["ReputationWindow"][];
+            projects: {
+                project_id: string;
+                windows: components["schemas"]["ReputationWindow"][];
+            }[];
+        };
+        ReputationWindow: {
+            /** @enum {integer} */
+            days: 1 | 7 | 30;
+            sent: number;
+            bounced: number;
+            complained: number;
+            bounce_rate: number;
+            complaint_rate: number;
+            bounce_level: components["schemas"]["ReputationLevel"];
+            complaint_level: components["schemas"]["ReputationLevel"];
+        };
+        /** @enum {string} */
+        ReputationLevel: "ok" | "review" | "at_risk";
         DailyUsage: {
             days: {
                 /** @description The UTC day, YYYY-MM-DD. */
@@ -4032,6 +4078,34 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminGetReputation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rates. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reputation"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];

@@ -326,8 +326,8 @@ describe('SMTP submission refusals', () => {
     assert.equal((await t.api('GET', '/v1/emails?limit=100')).body.emails.length, before + 1);
   });
 
-  test('more than 10 failed AUTH from one address in a minute -> 421 4.7.0 and the connection closes', async () => {
-    const relay = await startTestRelay();
+  test('more than 10 failed AUTH from one address in a minute -> 421 4.7.0 and the connection closes; a minute later the right key authenticates', async () => {
+    const relay = await startTestRelay({ flags: { testClock: true } });
     try {
       const smtp = await openSubmission(relay);
       const bad = Buffer.from('\0raven\0rr_test_wrong').toString('base64');
@@ -338,6 +338,10 @@ describe('SMTP submission refusals', () => {
       const again = await openSubmission(relay);
       assert.match(await again.command(`AUTH PLAIN ${Buffer.from(`\0raven\0${relay.apiKey}`).toString('base64')}`), /^421 4\.7\.0 /);
       again.destroy();
+      await relay.admin('POST', '/admin/v1/clock/advance', { seconds: 61 });
+      const later = await openSubmission(relay);
+      assert.match(await later.command(`AUTH PLAIN ${Buffer.from(`\0raven\0${relay.apiKey}`).toString('base64')}`), /^235 /, 'the budget is per minute');
+      later.destroy();
     } finally {
       await relay.stop();
     }
