@@ -1,7 +1,7 @@
 // Filling a relay's database with delivered-looking emails, for the reads and memory figures.
 import type { Bootstrap } from '../relay/domain/first-run.js';
 import { StorageUnavailableError, type Db, type Queryable } from '../relay/storage/db.js';
-import { EMAIL_COLUMNS } from '../relay/storage/emails.js';
+import { EMAIL_COLUMNS, type NewEmailRow } from '../relay/storage/emails.js';
 import { insertRows } from '../relay/storage/rows.js';
 
 // The reads section's data set, written straight through the relay's own writer code and schema
@@ -25,6 +25,10 @@ async function writeRetryingBusy(db: Db, fn: (tx: Queryable) => Promise<void>): 
   }
 }
 
+const RECIPIENT_COLUMNS = ['email_id', 'email_seq', 'position', 'address', 'address_lc', 'type', 'status', 'updated_at'] as const;
+const EVENT_COLUMNS = ['id', 'email_id', 'project_id', 'type', 'recipient', 'recipient_type', 'payload_json', 'occurred_at'] as const;
+const JOB_COLUMNS = ['email_id', 'state', 'run_at', 'attempts', 'created_at', 'updated_at'] as const;
+
 export async function fillEmails(db: Db, b: Bootstrap, n: number): Promise<void> {
   const STATUSES = [['delivered', 85], ['sent', 5], ['bounced', 4], ['failed', 2], ['suppressed', 2], ['delivery_unknown', 2]] as const;
   const statusOf = (i: number) => {
@@ -42,10 +46,10 @@ export async function fillEmails(db: Db, b: Bootstrap, n: number): Promise<void>
   for (let from = 0; from < n; from += PER_TRANSACTION) {
     await writeRetryingBusy(db, async (tx) => {
       for (let chunk = from; chunk < Math.min(n, from + PER_TRANSACTION); chunk += PER_STATEMENT) {
-        const emails: unknown[][] = [];
-        const recipients: unknown[][] = [];
-        const events: unknown[][] = [];
-        const jobs: unknown[][] = [];
+        const emails: Array<NewEmailRow & { seq: number }> = [];
+        const recipients: Array<Record<(typeof RECIPIENT_COLUMNS)[number], unknown>> = [];
+        const events: Array<Record<(typeof EVENT_COLUMNS)[number], unknown>> = [];
+        const jobs: Array<Record<(typeof JOB_COLUMNS)[number], unknown>> = [];
         for (let i = chunk; i < Math.min(n, chunk + PER_STATEMENT); i++) {
           const id = `em_fill${String(i).padStart(19, '0')}`;
           const at = new Date(startMs + i * stepMs).toISOString();
@@ -53,24 +57,30 @@ export async function fillEmails(db: Db, b: Bootstrap, n: number): Promise<void>
           const to = [`customer${(i * 31) % 10_000}@${b.domain}`, `ops${i % 7}@${b.domain}`];
           const suppressed = status === 'suppressed';
           const seq = firstSeq + i;
-          emails.push([
-            seq, id, b.projectId, b.workspaceId, b.keyId, status, `Shop <shop@${b.domain}>`, JSON.stringify(to), '[]', '[]', null,
-            `Your receipt #${i}`, 'Thanks for your order. '.repeat(38), null, '{}', JSON.stringify({ category: i % 3 ? 'receipt' : 'shipping' }),
-            '{}', 1, suppressed ? 'hard_bounce' : null, at, at, at,
-          ]);
-          to.forEach((address, position) => recipients.push([id, seq, position, address, address, 'to', status, at]));
-          events.push([`evt_fill${String(i).padStart(18, '0')}a`, id, b.projectId, suppressed ? 'email.suppressed' : 'email.queued', null, null, '{}', at]);
+          emails.push({
+            seq, id, project_id: b.projectId, workspace_id: b.workspaceId, key_id: b.keyId, status: status as NewEmailRow['status'],
+            from_address: `Shop <shop@${b.domain}>`, to_json: JSON.stringify(to), cc_json: '[]', bcc_json: '[]', reply_to: null,
+            subject: `Your receipt #${i}`, text_body: 'Thanks for your order. '.repeat(38), html_body: null, headers_json: '{}',
+            tags_json: JSON.stringify({ category: i % 3 ? 'receipt' : 'shipping' }), metadata_json: '{}', test_mode: 1,
+            suppression_reason: suppressed ? 'hard_bounce' : null, created_at: at, updated_at: at, terminal_at: at,
+          });
+          to.forEach((address, position) =>
+            recipients.push({ email_id: id, email_seq: seq, position, address, address_lc: address, type: 'to', status, updated_at: at }),
+          );
+          const event = (suffix: string, type: string | undefined, recipient: string | null) => ({
+            id: `evt_fill${String(i).padStart(18, '0')}${suffix}`, email_id: id, project_id: b.projectId, type, recipient,
+            recipient_type: recipient === null ? null : 'to', payload_json: '{}', occurred_at: at,
+          });
+          events.push(event('a', suppressed ? 'email.suppressed' : 'email.queued', null));
           if (!suppressed) {
-            to.forEach((address, position) =>
-              events.push([`evt_fill${String(i).padStart(18, '0')}${position}`, id, b.projectId, outcomeEvent[status], address, 'to', '{}', at]),
-            );
-            jobs.push([id, 'done', at, 1, at, at]);
+            to.forEach((address, position) => events.push(event(String(position), outcomeEvent[status], address)));
+            jobs.push({ email_id: id, state: 'done', run_at: at, attempts: 1, created_at: at, updated_at: at });
           }
         }
         await insertRows(tx, 'emails', ['seq', ...EMAIL_COLUMNS], emails);
-        await insertRows(tx, 'recipients', ['email_id', 'email_seq', 'position', 'address', 'address_lc', 'type', 'status', 'updated_at'], recipients);
-        await insertRows(tx, 'events', ['id', 'email_id', 'project_id', 'type', 'recipient', 'recipient_type', 'payload_json', 'occurred_at'], events);
-        await insertRows(tx, 'jobs', ['email_id', 'state', 'run_at', 'attempts', 'created_at', 'updated_at'], jobs);
+        await insertRows(tx, 'recipients', RECIPIENT_COLUMNS, recipients);
+        await insertRows(tx, 'events', EVENT_COLUMNS, events);
+        await insertRows(tx, 'jobs', JOB_COLUMNS, jobs);
       }
     });
   }

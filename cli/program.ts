@@ -7,7 +7,13 @@ import { Command, Option } from 'commander';
 import { version } from './version.js';
 
 export interface LeafModule {
-  register(cmd: Command): void;
+  /** `tree` is for the leaves that read the whole command tree (completion): they never import this module. */
+  register(cmd: Command, tree: CommandTree): void;
+}
+
+export interface CommandTree {
+  /** Loads every leaf's full definition into the program the leaf belongs to. */
+  loadAllLeaves(): Promise<void>;
 }
 
 interface Leaf {
@@ -185,7 +191,7 @@ export async function loadLeaf(program: Command, leaf: Leaf): Promise<Command> {
   if (loaded.has(cmd)) return cmd;
   loaded.add(cmd);
   const mod = await leaf.load();
-  mod.register(cmd);
+  mod.register(cmd, { loadAllLeaves: () => loadAllLeaves(program) });
   return cmd;
 }
 

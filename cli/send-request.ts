@@ -8,7 +8,8 @@ import { parseSendRequest, SPEC_MAX_RECIPIENTS } from '../relay/domain/send-requ
 import type { ErrorDetail } from '../relay/errors.js';
 import { UsageError } from './errors.js';
 
-export { mailboxProblem, parseMailbox, subjectProblems } from '../relay/domain/send-request.js';
+export { mailboxProblem, parseMailbox } from '../relay/mail/mailbox.js';
+export { subjectProblems } from '../relay/domain/send-request.js';
 export { validIdempotencyKey } from '../relay/domain/idempotency.js';
 
 /** The send request as the flags build it: recipients always as lists. */

@@ -1,7 +1,5 @@
 // The composition root: starts the parts in a fixed order and stops them in reverse.
-import { EventEmitter } from 'node:events';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { Clock } from './clock.js';
 import { resolveConfig, type RelayConfig, type RelayFlags } from './config.js';
@@ -24,7 +22,9 @@ import { startSmtpSink } from './smtp/sink-server.js';
 import { startSubmissionListener, type SubmissionListener } from './submission/listener.js';
 import { loadListenerTls } from './smtp/tls.js';
 import { openStorage } from './storage/open.js';
-import { CLOCK_OFFSET_SETTING, readOrCreateSetting, readSetting } from './storage/settings.js';
+import { readOrMakeSecret, secretFile, type Secret } from './storage/relay-secrets.js';
+import { CLOCK_OFFSET_SETTING, claimBootstrap, readSetting } from './storage/settings.js';
+import { RelayBus } from './bus.js';
 import { bridgeBus } from './cluster-bus.js';
 import { startWebhookDispatcher } from './webhooks/dispatcher.js';
 import { createListenHub } from './webhooks/listen-hub.js';
@@ -63,25 +63,6 @@ export interface StartOptions {
   logWrite?: (line: string) => void;
 }
 
-interface Secret {
-  value: string;
-  /** True when this start made the value. */
-  created: boolean;
-  /** Writes a value made by this start to its file (mode 0600); does nothing for one read back. */
-  persist(): Promise<void>;
-}
-
-/** Reads a secret file from the data directory, or makes a value that persist() stores. */
-async function readOrMakeSecret(file: string, make: () => string): Promise<Secret> {
-  try {
-    return { value: (await readFile(file, 'utf8')).trim(), created: false, persist: async () => {} };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    const value = make();
-    return { value, created: true, persist: () => writeFile(file, `${value}\n`, { mode: 0o600, flag: 'wx' }) };
-  }
-}
-
 export async function startRelay(options: StartOptions = {}): Promise<Relay> {
   const config = resolveConfig(options.flags, options.env ?? process.env);
   options.overrides?.(config);
@@ -97,15 +78,11 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
   };
 
   try {
-    // On PostgreSQL the secrets and the clock live in the database, so every relay on it answers
-    // the same; on SQLite the secrets are files in the data directory.
-    // A generated admin token is stored in its file, like the bootstrap key is created, only once
-    // the relay listens: a start that fails (a port in use) must not use up the one start that prints them.
-    const secret = async (name: string, make: () => string): Promise<Secret> =>
-      db.dialect === 'postgres'
-        ? { ...(await readOrCreateSetting(db, name, make)), persist: async () => {} }
-        : readOrMakeSecret(path.join(config.dataDir, name), make);
-    const adminTokenFile = config.adminToken || db.dialect === 'postgres' ? null : path.join(config.dataDir, 'admin-token');
+    // The secrets live where storage keeps them (storage/relay-secrets.ts). A generated admin token
+    // is stored in its file, like the bootstrap key is created, only once the relay listens: a
+    // start that fails (a port in use) must not use up the one start that prints them.
+    const secret = (name: string, make: () => string): Promise<Secret> => readOrMakeSecret(db, config.dataDir, name, make);
+    const adminTokenFile = config.adminToken ? null : secretFile(db, config.dataDir, 'admin-token');
     const admin: Secret = config.adminToken
       ? { value: config.adminToken, created: false, persist: async () => {} }
       : await secret('admin-token', () => `rat_${randomBytes(24).toString('base64url')}`);
@@ -116,8 +93,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       secretKey = stored.value;
     }
     const offset = config.testClock ? Number((await readSetting(db, CLOCK_OFFSET_SETTING)) ?? 0) : 0;
-    const bus = new EventEmitter();
-    bus.setMaxListeners(0);
+    const bus = new RelayBus();
     const clock = new Clock(offset, config.testClock);
     if (db.notifier) {
       const unbridge = bridgeBus(bus, clock, db.notifier, log);
@@ -180,7 +156,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
 
     await admin.persist();
     // Relays starting together on one empty PostgreSQL database: the one that claims it bootstraps.
-    const mayBootstrap = db.dialect !== 'postgres' || (await readOrCreateSetting(db, 'bootstrap_claimed_at', () => clock.iso())).created;
+    const mayBootstrap = await claimBootstrap(db, clock.iso());
     const bootstrap = mayBootstrap ? await bootstrapIfEmpty(services) : undefined;
 
     log.info('relay', 'ready', {

@@ -4,25 +4,22 @@
 // `ravenctl listen` clients and dashboards see every event, and their clocks agree. Each relay
 // ignores its own notifications.
 import { randomBytes } from 'node:crypto';
-import type { EventEmitter } from 'node:events';
+import { BUS_SHARING, type BusEvent, type BusEvents, type RelayBus } from './bus.js';
 import type { Clock } from './clock.js';
-import { INBOX_CAPTURED, INBOX_CHANGED } from './inbox/indexer.js';
 import type { Logger } from './log.js';
-import type { PostgresNotifier } from './storage/postgres/notify.js';
+import type { RelayNotifier } from './storage/open.js';
 
-/** Bus events shared with the other relays, and what to send instead when one is too large. */
-const SHARED: ReadonlyArray<{ name: string; oversize?: string }> = [
-  { name: 'jobs.ready' },
-  { name: 'webhooks.ready' },
-  { name: 'email.event' },
-  // A batch of inbox entries past NOTIFY's 8,000 bytes: dashboards elsewhere reload their page.
-  { name: INBOX_CAPTURED, oversize: INBOX_CHANGED },
-  { name: INBOX_CHANGED },
-];
+/** Bus events shared with the other relays (bus.ts), and what to send instead when one is too large. */
+const SHARED = (Object.keys(BUS_SHARING) as BusEvent[]).flatMap((name) => {
+  const sharing = BUS_SHARING[name];
+  if (sharing === 'local') return [];
+  return [{ name, oversize: sharing === 'shared' ? undefined : sharing.oversize }];
+});
+const isShared = (event: string): event is BusEvent => SHARED.some((s) => s.name === event);
 
 type Message = { origin: string; event: string; args: unknown[] } | { origin: string; clockOffsetMs: number };
 
-export function bridgeBus(bus: EventEmitter, clock: Clock, notifier: PostgresNotifier, log: Logger): () => void {
+export function bridgeBus(bus: RelayBus, clock: Clock, notifier: RelayNotifier, log: Logger): () => void {
   const origin = randomBytes(8).toString('hex');
   let relaying = false; // true while re-emitting another relay's message: not sent back out
 
@@ -37,17 +34,19 @@ export function bridgeBus(bus: EventEmitter, clock: Clock, notifier: PostgresNot
   const listeners = SHARED.map(({ name, oversize }) => {
     const listener = (...args: unknown[]) =>
       send({ origin, event: name, args }, oversize ? { origin, event: oversize, args: [] } : undefined);
-    bus.on(name, listener);
+    bus.on(name, listener as never);
     return { name, listener };
   });
   const onClock = () => send({ origin, clockOffsetMs: clock.offset });
 
-  const onMessage = (message: Message) => {
+  const onMessage = (received: unknown) => {
+    const message = received as Message; // published by a relay of this version (bridgeBus)
     if (message.origin === origin) return;
     relaying = true;
     try {
       if ('clockOffsetMs' in message) clock.setOffset(message.clockOffsetMs);
-      else if (SHARED.some((s) => s.name === message.event)) bus.emit(message.event, ...message.args);
+      // As another relay of this version emitted it (the payload's type is bus.ts's for the name).
+      else if (isShared(message.event)) bus.emit(message.event, ...(message.args as BusEvents[typeof message.event]));
     } finally {
       relaying = false;
     }
@@ -56,7 +55,7 @@ export function bridgeBus(bus: EventEmitter, clock: Clock, notifier: PostgresNot
   clock.on('advanced', onClock);
   notifier.on('message', onMessage);
   return () => {
-    for (const { name, listener } of listeners) bus.off(name, listener);
+    for (const { name, listener } of listeners) bus.off(name, listener as never);
     clock.off('advanced', onClock);
     notifier.off('message', onMessage);
   };

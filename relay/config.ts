@@ -3,72 +3,28 @@
 import { Resolver } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_IDEMPOTENCY_RETENTION_DAYS } from './domain/idempotency.js';
-import { SPEC_MAX_RECIPIENTS } from './domain/send-request.js';
+import {
+  DEFAULT_POOL_SIZE,
+  flagName,
+  LOG_LEVELS,
+  SETTINGS,
+  type FileShape,
+  type Setting,
+  type SettingFlags,
+  type SettingsConfig,
+  type SmtpUpstreamConfig,
+} from './settings-table.js';
 
-export interface SmtpUpstreamConfig {
-  host: string;
-  port: number;
-  /** Implicit TLS (smtps). */
-  secure: boolean;
-  /** Refuse to send when STARTTLS is not offered. */
-  requireTLS: boolean;
-  auth?: { user: string; pass: string };
-  /** Pooled connections to the upstream, at least 1 (the file may say true, false or a number: see poolSize). */
-  pool: number;
-  /**
-   * PEM file of the certificate authorities to trust for the upstream's TLS certificate, besides
-   * the system's (NODE_EXTRA_CA_CERTS): a private CA, or a test upstream's self-signed certificate.
-   */
-  ca?: string;
-}
+export { DEFAULT_POOL_SIZE, type SmtpUpstreamConfig };
 
-/** Connections kept open to the upstream when the configuration does not say (or says `true`). */
-export const DEFAULT_POOL_SIZE = 5;
-
-export interface LimitsConfig {
-  /** Specification section 8: the complete JSON request. */
-  maxRequestBytes: number;
-  maxRecipients: number;
-  /** Accepted requests per second per key / per workspace; per minute per rr_test_ key. */
-  keyPerSecond: number;
-  workspacePerSecond: number;
-  testKeyPerMinute: number;
-  /** Accepted recipients per UTC month. */
-  testKeyMonthlyRecipients: number;
-  workspaceMonthlyRecipients: number;
-  /** Bodies of terminal emails are erased this long after they end. */
-  bodyRetentionDays: number;
-  /** Idempotency records are kept this long (the contract asks for at least 24 hours). */
-  idempotencyRetentionDays: number;
-  /** An HTTP client that has not sent its whole request head by then is answered 408 and
-   * disconnected (slow-loris). */
-  httpHeadersTimeoutMs: number;
-  /** The SMTP sink: larger messages are refused 552, connections past the count 421, and a
-   * session idle this long (real time) is closed. */
-  smtpMaxMessageBytes: number;
-  smtpMaxClients: number;
-  smtpSocketTimeoutMs: number;
-  /** A session is closed this long after it opened, however busy: a client trickling just under
-   * the idle time-out cannot hold a connection slot for ever. */
-  smtpMaxSessionMs: number;
-}
-
-export interface DeliveryConfig {
-  provider: 'sink' | 'smtp';
-  smtp?: SmtpUpstreamConfig;
-  /** The provider's account-level limits: recipient-weighted rate and daily allowance (0 = none). */
-  recipientsPerSecond: number;
-  dailyRecipients: number;
-  /** Concurrent dispatches; unset: sized to the provider (deliveryConcurrency). */
-  concurrency?: number;
-  /**
-   * On PostgreSQL: how long a relay's claim on a job lasts without renewal (real time). A relay
-   * renews its claims while it dispatches; when one dies, its jobs are settled by the others this
-   * long after its last renewal.
-   */
-  leaseSeconds: number;
-}
+/** Every setting: relay/settings-table.ts. */
+export type RelayConfig = SettingsConfig;
+export type LimitsConfig = RelayConfig['limits'];
+export type DeliveryConfig = RelayConfig['delivery'];
+export type DnsConfig = RelayConfig['dns'];
+export type SmtpTlsConfig = RelayConfig['smtpTls'];
+/** What `relay start`'s flags give, by commander's option name. */
+export type RelayFlags = SettingFlags;
 
 // The sink is our own listener on loopback: many sessions cost little and hide the commit latency
 // of each capture (under limits.smtpMaxClients). An upstream gets what a mail provider usually allows.
@@ -80,177 +36,40 @@ export function deliveryConcurrency(delivery: DeliveryConfig): number {
   return Math.max(1, delivery.concurrency ?? (delivery.provider === 'sink' ? SINK_CONCURRENCY : UPSTREAM_CONCURRENCY));
 }
 
-export interface DnsConfig {
-  /** Resolvers for domain verification, `ip` or `ip:port` (`[ipv6]:port`); empty = the system's. */
-  servers: string[];
-  /** Pending domains are rechecked this often (relay clock); 0 turns the recheck off. */
-  recheckIntervalSeconds: number;
-}
+const ROWS: readonly Setting[] = SETTINGS;
+/** The rows that are keys of the configuration (not only a flag or a variable). */
+const CONFIG_ROWS = ROWS.filter((row) => !row.input);
 
-export interface SmtpTlsConfig {
-  /** PEM certificate chain and private key of the SMTP listener; both or neither. */
-  certFile?: string;
-  keyFile?: string;
-  /** Implicit TLS from the first byte (port 465 style) instead of offering STARTTLS. */
-  implicit: boolean;
-}
-
-export interface RelayConfig {
-  dataDir: string;
-  /** A postgres:// URL: everything is stored in PostgreSQL instead of SQLite in dataDir. */
-  database?: string;
-  host: string;
-  port: number;
-  smtpHost: string;
-  smtpPort: number;
-  /** SMTP submission (CONTRACT section 9), on smtpHost: the default port when HTTP and SMTP are on
-   * theirs, else a free one (resolveConfig), so relays started side by side never collide. */
-  submissionPort: number;
-  /** TLS for the SMTP listener: STARTTLS offered (or implicit TLS) when a certificate is set. */
-  smtpTls: SmtpTlsConfig;
-  /** The relay's public DNS name: the MX and SPF target of domain records, the SMTP greeting. */
-  publicHostname?: string;
-  /** SpamAssassin's spamd (`host:port`) for the spam check of captured mail; none = the check says how to turn it on. */
-  spamd?: string;
-  adminToken?: string;
-  testClock: boolean;
-  allowLocalWebhooks: boolean;
-  /** The verified domain of the bootstrap project. */
-  domain: string;
-  /** Key for secrets at rest; generated into the data directory when absent. */
-  secretKey?: string;
-  logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
-  limits: LimitsConfig;
-  delivery: DeliveryConfig;
-  dns: DnsConfig;
-}
-
-export interface RelayFlags {
-  dataDir: string;
-  database: string;
-  host: string;
-  port: number | string;
-  smtpPort: number | string;
-  submissionPort: number | string;
-  smtpTlsCert: string;
-  smtpTlsKey: string;
-  publicHostname: string;
-  spamd: string;
-  dnsServer: string[];
-  adminToken: string;
-  testClock: boolean;
-  allowLocalWebhooks: boolean;
-  domain: string;
-  upstream: string;
-  upstreamCa: string;
-  config: string;
-  logLevel: string;
+/** Sets `a.b.c` in a nested object, making the objects on the way. */
+function setPath(target: Record<string, unknown>, key: string, value: unknown): void {
+  const parts = key.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    if (typeof node[part] !== 'object' || node[part] === null) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts.at(-1)!] = value;
 }
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const DEFAULT_SUBMISSION_PORT = 7587;
-
 export function defaultConfig(): RelayConfig {
-  return {
-    dataDir: '.raven',
-    host: '127.0.0.1',
-    port: 7700,
-    smtpHost: '127.0.0.1',
-    smtpPort: 7725,
-    // 587 is the submission port (RFC 6409), as 7725 stands for 25.
-    submissionPort: DEFAULT_SUBMISSION_PORT,
-    smtpTls: { implicit: false },
-    testClock: false,
-    // Development mode (the sink) allows local webhooks; an upstream provider turns this off
-    // unless asked for (resolved in resolveConfig).
-    allowLocalWebhooks: false,
-    domain: 'example.test',
-    logLevel: 'info',
-    limits: {
-      maxRequestBytes: 10 * 1024 * 1024,
-      maxRecipients: SPEC_MAX_RECIPIENTS,
-      keyPerSecond: 100,
-      workspacePerSecond: 200,
-      testKeyPerMinute: 15,
-      testKeyMonthlyRecipients: 1000,
-      workspaceMonthlyRecipients: 5000,
-      bodyRetentionDays: 7,
-      idempotencyRetentionDays: DEFAULT_IDEMPOTENCY_RETENTION_DAYS,
-      httpHeadersTimeoutMs: 15_000,
-      // A 10 MiB JSON request can grow by base64/quoted-printable encoding; 25 MiB leaves room for it.
-      smtpMaxMessageBytes: 25 * 1024 * 1024,
-      smtpMaxClients: 100,
-      smtpSocketTimeoutMs: 60_000,
-      // Ten minutes moves a 25 MiB message at about 45 KB/s; slower than that is not a mail client.
-      smtpMaxSessionMs: 600_000,
-    },
-    delivery: {
-      provider: 'sink',
-      recipientsPerSecond: 0,
-      dailyRecipients: 0,
-      // Long enough that a busy relay renews in time (every third of it), short enough that the
-      // recipients of a dead relay learn their fate within a minute.
-      leaseSeconds: 30,
-    },
-    dns: {
-      servers: [],
-      // Five minutes: DNS changes usually show within minutes, and a pending domain costs a few
-      // queries per check.
-      recheckIntervalSeconds: 300,
-    },
-  };
+  const config: Record<string, unknown> = {};
+  for (const row of CONFIG_ROWS) if (!row.optional) setPath(config, row.key, structuredClone(row.default));
+  return config as RelayConfig;
 }
 
-type Shape = { [key: string]: 'string' | 'number' | 'boolean' | 'number|boolean' | 'string[]' | Shape | 'object' };
+/** The JSON file's shape: every configuration key, with its type. */
+const FILE_SHAPE: FileShape = (() => {
+  const shape: Record<string, unknown> = {};
+  const fileType = { string: 'string', number: 'number', port: 'number', boolean: 'boolean', strings: 'string[]' } as const;
+  for (const row of CONFIG_ROWS) setPath(shape, row.key, row.kind === 'object' ? row.shape : fileType[row.kind]);
+  return shape as FileShape;
+})();
 
-const FILE_SHAPE: Shape = {
-  dataDir: 'string',
-  database: 'string',
-  host: 'string',
-  port: 'number',
-  smtpHost: 'string',
-  smtpPort: 'number',
-  submissionPort: 'number',
-  smtpTls: { certFile: 'string', keyFile: 'string', implicit: 'boolean' },
-  publicHostname: 'string',
-  spamd: 'string',
-  adminToken: 'string',
-  testClock: 'boolean',
-  allowLocalWebhooks: 'boolean',
-  domain: 'string',
-  secretKey: 'string',
-  logLevel: 'string',
-  limits: {
-    maxRequestBytes: 'number',
-    maxRecipients: 'number',
-    keyPerSecond: 'number',
-    workspacePerSecond: 'number',
-    testKeyPerMinute: 'number',
-    testKeyMonthlyRecipients: 'number',
-    workspaceMonthlyRecipients: 'number',
-    bodyRetentionDays: 'number',
-    idempotencyRetentionDays: 'number',
-    httpHeadersTimeoutMs: 'number',
-    smtpMaxMessageBytes: 'number',
-    smtpMaxClients: 'number',
-    smtpSocketTimeoutMs: 'number',
-    smtpMaxSessionMs: 'number',
-  },
-  delivery: {
-    provider: 'string',
-    smtp: { host: 'string', port: 'number', secure: 'boolean', requireTLS: 'boolean', auth: 'object', pool: 'number|boolean', ca: 'string' },
-    recipientsPerSecond: 'number',
-    dailyRecipients: 'number',
-    concurrency: 'number',
-    leaseSeconds: 'number',
-  },
-  dns: { servers: 'string[]', recheckIntervalSeconds: 'number' },
-};
-
-function checkShape(value: unknown, shape: Shape, where: string): void {
+function checkShape(value: unknown, shape: FileShape, where: string): void {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ConfigError(`${where || 'config'} must be a JSON object`);
   }
@@ -331,8 +150,6 @@ export function parseUpstream(url: string): SmtpUpstreamConfig {
   };
 }
 
-const LOG_LEVELS = ['silent', 'error', 'warn', 'info', 'debug'] as const;
-
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 /** `a, b,c` -> ['a', 'b', 'c'] (RAVEN_DNS_SERVERS). */
@@ -378,12 +195,28 @@ function checkDatabase(url: string | undefined): void {
   }
 }
 
+/** A RAVEN_* variable's text as the setting's value. */
+function fromText(row: Setting, text: string): unknown {
+  switch (row.kind) {
+    case 'boolean':
+      return parseBool(text, row.env!);
+    case 'number':
+      return Number(text);
+    case 'port':
+      return parsePort(text, row.label ?? row.key);
+    case 'strings':
+      return splitList(text);
+    default:
+      return text;
+  }
+}
+
 export function resolveConfig(
   flags: Partial<RelayFlags> = {},
   env: NodeJS.ProcessEnv = process.env,
 ): RelayConfig {
   let config = defaultConfig();
-  let fileSet: Partial<RelayConfig> = {};
+  let fileSet: Record<string, unknown> = {};
 
   const file = flags.config ?? env.RAVEN_CONFIG;
   if (file) {
@@ -395,68 +228,34 @@ export function resolveConfig(
     }
     checkShape(parsed, FILE_SHAPE, '');
     config = mergeDeep(config, parsed);
-    fileSet = parsed as Partial<RelayConfig>;
+    fileSet = parsed as Record<string, unknown>;
   }
 
-  const fromEnv: Partial<RelayFlags> = {
-    dataDir: env.RAVEN_DATA_DIR,
-    database: env.RAVEN_DATABASE_URL,
-    host: env.RAVEN_HOST,
-    port: env.RAVEN_PORT,
-    smtpPort: env.RAVEN_SMTP_PORT,
-    submissionPort: env.RAVEN_SUBMISSION_PORT,
-    smtpTlsCert: env.RAVEN_SMTP_TLS_CERT_FILE,
-    smtpTlsKey: env.RAVEN_SMTP_TLS_KEY_FILE,
-    publicHostname: env.RAVEN_PUBLIC_HOSTNAME,
-    spamd: env.RAVEN_SPAMD,
-    dnsServer: env.RAVEN_DNS_SERVERS === undefined ? undefined : splitList(env.RAVEN_DNS_SERVERS),
-    adminToken: env.RAVEN_ADMIN_TOKEN,
-    testClock: env.RAVEN_TEST_CLOCK === undefined ? undefined : parseBool(env.RAVEN_TEST_CLOCK, 'RAVEN_TEST_CLOCK'),
-    allowLocalWebhooks:
-      env.RAVEN_ALLOW_LOCAL_WEBHOOKS === undefined
-        ? undefined
-        : parseBool(env.RAVEN_ALLOW_LOCAL_WEBHOOKS, 'RAVEN_ALLOW_LOCAL_WEBHOOKS'),
-    domain: env.RAVEN_DOMAIN,
-    upstream: env.RAVEN_UPSTREAM,
-    upstreamCa: env.RAVEN_UPSTREAM_CA_FILE,
-    logLevel: env.RAVEN_LOG_LEVEL,
-  };
-  if (env.RAVEN_SECRET_KEY) config.secretKey = env.RAVEN_SECRET_KEY;
-  if (env.RAVEN_SMTP_TLS_IMPLICIT !== undefined) {
-    config.smtpTls = { ...config.smtpTls, implicit: parseBool(env.RAVEN_SMTP_TLS_IMPLICIT, 'RAVEN_SMTP_TLS_IMPLICIT') };
-  }
-  if (env.RAVEN_DNS_RECHECK_INTERVAL_SECONDS !== undefined) {
-    config.dns = { ...config.dns, recheckIntervalSeconds: Number(env.RAVEN_DNS_RECHECK_INTERVAL_SECONDS) };
-  }
-
-  let allowLocalExplicit = config.allowLocalWebhooks ? true : undefined;
+  // The environment, then the flags, each over what came before, in the table's order.
+  const setByLayers = new Set<string>();
   let upstreamCa: string | undefined;
-  for (const layer of [fromEnv, flags]) {
-    if (layer.dataDir !== undefined) config.dataDir = layer.dataDir;
-    if (layer.database !== undefined) config.database = layer.database;
-    if (layer.host !== undefined) config.host = layer.host;
-    if (layer.port !== undefined) config.port = parsePort(layer.port, 'port');
-    if (layer.smtpPort !== undefined) config.smtpPort = parsePort(layer.smtpPort, 'smtp port');
-    if (layer.submissionPort !== undefined) config.submissionPort = parsePort(layer.submissionPort, 'submission port');
-    if (layer.smtpTlsCert !== undefined) config.smtpTls = { ...config.smtpTls, certFile: layer.smtpTlsCert };
-    if (layer.smtpTlsKey !== undefined) config.smtpTls = { ...config.smtpTls, keyFile: layer.smtpTlsKey };
-    if (layer.publicHostname !== undefined) config.publicHostname = layer.publicHostname;
-    if (layer.spamd !== undefined) config.spamd = layer.spamd;
-    if (layer.dnsServer !== undefined) config.dns = { ...config.dns, servers: layer.dnsServer };
-    if (layer.adminToken !== undefined) config.adminToken = layer.adminToken;
-    if (layer.testClock !== undefined) config.testClock = layer.testClock;
-    if (layer.allowLocalWebhooks !== undefined) allowLocalExplicit = layer.allowLocalWebhooks;
-    if (layer.domain !== undefined) config.domain = layer.domain;
-    if (layer.upstream !== undefined) {
-      // The URL says host, port, TLS mode and login; requireTLS and pool, which it cannot say, stay
-      // as the file set them (credentials in RAVEN_UPSTREAM, the rest in the file).
-      const upstream = parseUpstream(layer.upstream);
+  const apply = (row: Setting, value: unknown) => {
+    setByLayers.add(row.key);
+    if (row.key === 'upstream') {
+      // The URL says host, port, TLS mode and login; requireTLS, pool and ca, which it cannot say,
+      // stay as the file set them (credentials in RAVEN_UPSTREAM, the rest in the file).
+      const upstream = parseUpstream(value as string);
       const { requireTLS, pool, ca } = { ...upstream, ...config.delivery.smtp };
       config.delivery = { ...config.delivery, provider: 'smtp', smtp: { ...upstream, requireTLS, pool, ...(ca === undefined ? {} : { ca }) } };
-    }
-    if (layer.upstreamCa !== undefined) upstreamCa = layer.upstreamCa;
-    if (layer.logLevel !== undefined) config.logLevel = layer.logLevel as RelayConfig['logLevel'];
+    } else if (row.key === 'upstreamCa') upstreamCa = value as string;
+    else if (!row.input) setPath(config as unknown as Record<string, unknown>, row.key, value);
+  };
+  for (const row of ROWS) {
+    const raw = row.env === undefined ? undefined : env[row.env];
+    if (raw === undefined || (raw === '' && row.envIgnoresEmpty)) continue;
+    apply(row, fromText(row, raw));
   }
+  for (const row of ROWS) {
+    const value = row.flag === undefined ? undefined : (flags as Record<string, unknown>)[flagName(row.flag)];
+    if (value === undefined) continue;
+    apply(row, row.kind === 'port' ? parsePort(value as number | string, row.label ?? row.key) : value);
+  }
+  const allowLocalExplicit = setByLayers.has('allowLocalWebhooks') || config.allowLocalWebhooks ? config.allowLocalWebhooks : undefined;
 
   if (!LOG_LEVELS.includes(config.logLevel)) {
     throw new ConfigError(`logLevel must be one of ${LOG_LEVELS.join(', ')}, got "${config.logLevel}"`);
@@ -491,7 +290,7 @@ export function resolveConfig(
     throw new ConfigError('delivery.leaseSeconds must be a number of seconds, at least 1');
   }
   // The default submission port only beside the default HTTP and SMTP ports (CONTRACT section 9).
-  const set = (key: 'port' | 'smtpPort' | 'submissionPort') => [fileSet, fromEnv, flags].some((layer) => layer[key] !== undefined);
+  const set = (key: 'port' | 'smtpPort' | 'submissionPort') => fileSet[key] !== undefined || setByLayers.has(key);
   if (!set('submissionPort') && (set('port') || set('smtpPort'))) config.submissionPort = 0;
   config.submissionPort = parsePort(config.submissionPort, 'submissionPort');
   checkSmtpTls(config);

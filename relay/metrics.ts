@@ -1,7 +1,7 @@
 // Prometheus counters kept in memory since the relay started (standard counter semantics: a
 // restart resets them, Prometheus' rate() copes). Gauges are read from the database by
 // http/ops.ts. Labels take a few fixed values each, never ids or addresses.
-import type { DeliveryResult, RecipientOutcome } from './delivery/provider.js';
+import type { DeliveryResult, RecipientOutcome } from './mail/delivery-result.js';
 
 const COUNTERS = {
   raven_admissions_total: {

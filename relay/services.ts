@@ -1,5 +1,5 @@
 // What the parts of a running relay share. Built once by app.ts.
-import type { EventEmitter } from 'node:events';
+import type { RelayBus } from './bus.js';
 import type { Clock } from './clock.js';
 import type { RelayConfig } from './config.js';
 import type { Logger } from './log.js';
@@ -19,8 +19,8 @@ export interface RelayServices {
   config: RelayConfig;
   log: Logger;
   secrets: SecretBox;
-  /** Domain events after commit: 'email.event' (StoredEvent), 'jobs.ready', 'webhooks.ready'. */
-  bus: EventEmitter;
+  /** What committed, for the parts that act on it (every event: bus.ts). */
+  bus: RelayBus;
   rateLimiter: RateLimiter;
   /** Authenticated API keys; cleared by every admin write to keys, projects or workspaces. */
   keys: KeyCache;

@@ -6,7 +6,8 @@
 import { APIPromise } from './core/api-promise.js';
 import { RavenError } from './core/errors.js';
 import type { AdminClientOptions, RequestOptions } from './core/options.js';
-import { Transport, type HttpMethod, type QueryValue } from './core/transport.js';
+import type { HttpMethod } from './core/retry.js';
+import { Transport, type QueryValue } from './core/transport.js';
 import type { components } from './generated/openapi.js';
 
 type Schemas = components['schemas'];

@@ -2,7 +2,6 @@
 import { Argument, type Command } from 'commander';
 import { action } from '../context.js';
 import { addHelp } from '../help.js';
-import { loadAllLeaves } from '../program.js';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 type Shell = (typeof SHELLS)[number];
@@ -65,12 +64,13 @@ ${nodes.map((n) => `    "${n.path.join(' ')}") echo "${n.subcommands.join(' ')}"
   return `${lines.join('\n')}\n`;
 }
 
-export function register(cmd: Command): void {
+/** `tree` comes from program.ts (a leaf never imports it: program.ts loads the leaves). */
+export function register(cmd: Command, tree: { loadAllLeaves(): Promise<void> }): void {
   cmd.addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS)).action(
     action<Record<string, never>>(async (_ctx, _opts, shell) => {
       let root: Command = cmd;
       while (root.parent) root = root.parent;
-      await loadAllLeaves(root);
+      await tree.loadAllLeaves();
       // A script, not data: printed as is even when stdout is not a terminal.
       process.stdout.write(completionScript(shell as Shell, root));
     }),

@@ -5,7 +5,6 @@ import { WebSocketServer } from 'ws';
 import { ApiError } from '../errors.js';
 import type { UpgradeHandler } from '../http/router.js';
 import { startHeartbeat } from '../http/ws-heartbeat.js';
-import { INBOX_CAPTURED, INBOX_CHANGED } from '../inbox/indexer.js';
 import type { RelayServices } from '../services.js';
 import { countUnread, type InboxEntry } from '../storage/inbox.js';
 import { sessionIdFromCookie } from './sessions.js';
@@ -62,16 +61,16 @@ export function createInboxLive(services: RelayServices): InboxLive {
   const onCaptured = (messages: InboxEntry[]) => withUnread({ type: 'captured', messages });
   const onChanged = () => withUnread({ type: 'changed' });
 
-  bus.on(INBOX_CAPTURED, onCaptured);
-  bus.on(INBOX_CHANGED, onChanged);
+  bus.on('inbox.captured', onCaptured);
+  bus.on('inbox.changed', onChanged);
   return {
     upgrade,
     async close() {
       if (closing) return;
       closing = true;
       heartbeat.stop();
-      bus.off(INBOX_CAPTURED, onCaptured);
-      bus.off(INBOX_CHANGED, onChanged);
+      bus.off('inbox.captured', onCaptured);
+      bus.off('inbox.changed', onChanged);
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -16,7 +16,7 @@
 // and a later bounce report overrules it there: a bounce proves the message arrived.
 import { settlePendingRecipients, type RecordedOutcome } from '../domain/outcomes.js';
 import type { Queryable } from '../storage/db.js';
-import type { RecipientOutcome } from './provider.js';
+import type { RecipientOutcome } from '../mail/delivery-result.js';
 
 /** How far a message got on a connection that was lost. */
 export interface SendProgress {

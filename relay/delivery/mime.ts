@@ -3,52 +3,11 @@
 // and multipart/alternative when there are both text and HTML. BCC addresses never appear in the
 // message: they only travel in the SMTP envelope.
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { parseMailbox } from '../domain/send-request.js';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
+import { parseMailbox, senderDomain } from '../mail/mailbox.js';
+import { envelopeSender } from '../mail/verp.js';
+import type { EmailForMime } from '../storage/dispatch.js';
 import type { OutboundMessage } from './provider.js';
-
-/** The columns of an `emails` row the message is built from. */
-export interface EmailForMime {
-  id: string;
-  from_address: string;
-  to_json: string;
-  cc_json: string;
-  reply_to: string | null;
-  subject: string;
-  text_body: string | null;
-  html_body: string | null;
-  headers_json: string;
-  /** A message submitted over SMTP: delivered as it is instead of composed from the columns. */
-  submitted_raw?: Buffer | null;
-}
-
-/** The lower-cased domain of `addr@domain` or `Name <addr@domain>`. */
-export function senderDomain(from: string): string {
-  const angle = /<([^<>]*)>\s*$/.exec(from);
-  const address = (angle ? angle[1]! : from).trim();
-  return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
-}
-
-/**
- * VERP envelope sender on the custom MAIL FROM subdomain (`raven.`), carrying the email id, and
- * with a recipient's position the recipient too (`bounce+<email_id>.<position>@raven.<domain>`), so
- * whatever comes back to it (a bounce, a complaint) can be tied to the email and the recipient.
- */
-export function envelopeSender(emailId: string, fromDomain: string, position?: number): string {
-  return `bounce+${emailId}${position === undefined ? '' : `.${position}`}@raven.${fromDomain}`;
-}
-
-/** The email id and recipient position in a VERP address, if it is one of ours. */
-export function parseVerpAddress(address: string): { emailId: string; position?: number } | undefined {
-  const match = /^bounce\+(em_[0-9a-z]{26})(?:\.(\d{1,4}))?@/i.exec(address);
-  if (!match) return undefined;
-  return match[2] === undefined ? { emailId: match[1]!.toLowerCase() } : { emailId: match[1]!.toLowerCase(), position: Number(match[2]) };
-}
-
-/** The email id in a VERP envelope sender, if it is one of ours. */
-export function emailIdFromEnvelopeSender(sender: string): string | undefined {
-  return parseVerpAddress(sender)?.emailId;
-}
 
 /** A recipient still waiting for an outcome, and its position among the email's recipients. */
 export interface OutboundRecipient {

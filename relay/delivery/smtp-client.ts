@@ -9,10 +9,11 @@
 // RCPT answers (accepted, rejected, rejectedErrors) even when the transaction fails later.
 import { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
-import { isHardBounceStatus } from '../domain/outcomes.js';
 import type { Logger } from '../log.js';
 import { lostConnectionOutcome, nothingSent, type SendProgress } from './delivery-unknown.js';
-import type { DeliveryProvider, DeliveryResult, OutboundMessage, RecipientOutcome, RecipientResult, SessionTrace } from './provider.js';
+import type { DeliveryResult, RecipientOutcome, RecipientResult, SessionTrace } from '../mail/delivery-result.js';
+import { isHardBounceStatus } from '../mail/status-codes.js';
+import type { DeliveryProvider, OutboundMessage } from './provider.js';
 import { publicReason, type DeliveryFailure } from './public-reason.js';
 import { TranscriptRecorder } from './transcript.js';
 

@@ -4,7 +4,7 @@
 // command keeps only its mechanism, and every client line of the exchange that follows it (the
 // user name and password of AUTH LOGIN, the token of AUTH PLAIN) is replaced, whatever nodemailer
 // already masked: the password must never reach the database.
-import type { TranscriptLine } from './provider.js';
+import type { TranscriptLine } from '../mail/delivery-result.js';
 
 /** Enough for a session's greeting, EHLO, STARTTLS, AUTH and one transaction; a runaway server is cut. */
 const MAX_LINES = 200;

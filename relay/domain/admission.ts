@@ -15,11 +15,11 @@ import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
 import { verifiedDomainsOf } from '../storage/domains.js';
-import { insertEmails, insertRecipients, insertSubmissions } from '../storage/emails.js';
-import { idempotencyLock, insertIdempotencyRows, rememberedResults } from '../storage/idempotency.js';
+import { insertEmails, insertRecipients, insertSubmissions, type NewEmailRow, type NewRecipientRow } from '../storage/emails.js';
+import { idempotencyLock, insertIdempotencyRows, rememberedResults, type NewRememberedRow } from '../storage/idempotency.js';
 import { insertReadyJobs, type NewJob } from '../storage/jobs.js';
+import { lockRateHits, writeRateHits, type RateWindowQuery } from '../storage/rate-hits.js';
 import { suppressionsOf } from '../storage/suppressions.js';
-import { readRateHits, writeRateHits, type RateWindowQuery } from '../storage/postgres/rate-hits.js';
 import { chargeUsage, usageLock, usageOf } from '../storage/usage.js';
 import type { KeyPrincipal } from './auth.js';
 import {
@@ -33,7 +33,8 @@ import {
 import { chargeQuota, chargedScopes } from './quota.js';
 import { allRecipients, parseSendRequest, type SendRequest } from './send-request.js';
 import { readSubmission, submissionHash, type SubmittedMessage } from './submitted-message.js';
-import { announceEvents, recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
+import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
+import { announceEvents } from '../bus.js';
 
 export interface AdmissionResult {
   status: 200 | 202;
@@ -164,11 +165,11 @@ type BatchState = Awaited<ReturnType<typeof readState>>;
 
 /** The rows a batch writes, gathered while its admissions are decided. */
 class BatchRows {
-  readonly emails: unknown[][] = [];
-  readonly recipients: unknown[][] = [];
+  readonly emails: NewEmailRow[] = [];
+  readonly recipients: NewRecipientRow[] = [];
   readonly jobs: NewJob[] = [];
   readonly events: Array<{ email: EmailRef; event: NewEvent }> = [];
-  readonly idempotency: unknown[][] = [];
+  readonly idempotency: NewRememberedRow[] = [];
   readonly submissions: Array<{ emailId: string; raw: Buffer }> = [];
   readonly charges = new Map<string, number>();
 
@@ -188,13 +189,13 @@ class BatchRows {
 }
 
 /**
- * Several relays on one PostgreSQL database admit at once, so the rate windows are the database's:
- * the batch locks the windows it may count against (in one order, before the idempotency keys
- * and usage counters readState locks, so two batches never wait on each other in a circle) and
- * adopts their hits. Returns the longest window, past which stored hits are forgotten. SQLite's
- * single writer runs one batch at a time, against the limiter's own memory.
+ * Several relays on one PostgreSQL database admit at once, so there the rate windows are the
+ * database's: the batch locks the windows it may count against (before the idempotency keys and
+ * usage counters readState locks, so two batches never wait on each other in a circle) and adopts
+ * their hits. Returns the longest window, past which stored hits are forgotten. Where storage keeps
+ * no hits (SQLite's single writer runs one batch at a time), the limiter's own memory decides.
  */
-async function adoptSharedRateWindows(services: RelayServices, tx: Queryable, items: Admission[], nowMs: number): Promise<number> {
+async function adoptStoredRateWindows(services: RelayServices, tx: Queryable, items: Admission[], nowMs: number): Promise<number> {
   services.rateLimiter.drainRecorded(); // hits of a batch that rolled back were never stored
   const windows = new Map<string, RateWindowQuery>();
   for (const { key } of items) {
@@ -202,16 +203,15 @@ async function adoptSharedRateWindows(services: RelayServices, tx: Queryable, it
       if (w.limit > 0) windows.set(w.scope, { scope: w.scope, windowMs: w.windowMs, limit: w.limit });
     }
   }
-  for (const scope of [...windows.keys()].sort()) await tx.lock(`rate:${scope}`);
-  for (const [scope, hits] of await readRateHits(tx, [...windows.values()], nowMs)) services.rateLimiter.adopt(scope, hits);
+  const stored = await lockRateHits(tx, [...windows.values()], nowMs);
+  for (const [scope, hits] of stored ?? []) services.rateLimiter.adopt(scope, hits);
   return Math.max(0, ...[...windows.values()].map((w) => w.windowMs));
 }
 
 async function admitBatch(services: RelayServices, tx: Queryable, items: Admission[]): Promise<Array<PromiseSettledResult<Admitted>>> {
   const nowMs = services.clock.nowMs();
   const month = utcMonth(nowMs);
-  const shared = tx.dialect === 'postgres';
-  const longestWindowMs = shared ? await adoptSharedRateWindows(services, tx, items, nowMs) : 0;
+  const longestWindowMs = await adoptStoredRateWindows(services, tx, items, nowMs);
   const state = await readState(tx, items, month);
   const rows = new BatchRows();
   const decided = items.map((item): PromiseSettledResult<{ result: AdmissionResult; event?: number }> => {
@@ -224,7 +224,7 @@ async function admitBatch(services: RelayServices, tx: Queryable, items: Admissi
     }
   });
   const stored = await rows.write(tx, month);
-  if (shared) await writeRateHits(tx, services.rateLimiter.drainRecorded(), nowMs - longestWindowMs);
+  await writeRateHits(tx, services.rateLimiter.drainRecorded(), nowMs - longestWindowMs);
   return decided.map((d) =>
     d.status === 'rejected'
       ? d
@@ -283,10 +283,10 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
   } else {
     rows.events.push({ email: ref, event: { type: 'email.suppressed', occurredAt: now, data: { reason } } });
   }
-  if (idempotency !== undefined) {
+  if (idempotency !== undefined && idempotencyKey !== undefined) {
     const expires = rememberedUntil(nowMs, services.config.limits.idempotencyRetentionDays);
     const remembered: Remembered = { body_hash: bodyHash, status_code: outcome.status, response_json: JSON.stringify(outcome.body) };
-    rows.idempotency.push([key.projectId, idempotencyKey, bodyHash, emailId, outcome.status, remembered.response_json, now, expires]);
+    rows.idempotency.push({ project_id: key.projectId, key: idempotencyKey, ...remembered, email_id: emailId, created_at: now, expires_at: expires });
     // A later request of this batch with the same key is a replay of this one.
     state.remembered.set(idempotency, remembered);
   }
@@ -304,31 +304,39 @@ function addEmail(
 ): EmailRef {
   const raws = (list: { raw: string }[]) => JSON.stringify(list.map((m) => m.raw));
   const status = suppressedReason === undefined ? 'queued' : 'suppressed';
-  rows.emails.push([
-    emailId,
-    key.projectId,
-    key.workspaceId,
-    key.keyId,
+  rows.emails.push({
+    id: emailId,
+    project_id: key.projectId,
+    workspace_id: key.workspaceId,
+    key_id: key.keyId,
     status,
-    request.from.raw,
-    raws(request.to),
-    raws(request.cc),
-    raws(request.bcc),
-    request.replyTo?.raw ?? null,
-    request.subject,
-    request.text ?? null,
-    request.html ?? null,
-    JSON.stringify(request.headers),
-    JSON.stringify(request.tags),
-    JSON.stringify(request.metadata),
-    key.testMode ? 1 : 0,
-    suppressedReason ?? null,
-    now,
-    now,
-    suppressedReason === undefined ? null : now,
-  ]);
+    from_address: request.from.raw,
+    to_json: raws(request.to),
+    cc_json: raws(request.cc),
+    bcc_json: raws(request.bcc),
+    reply_to: request.replyTo?.raw ?? null,
+    subject: request.subject,
+    text_body: request.text ?? null,
+    html_body: request.html ?? null,
+    headers_json: JSON.stringify(request.headers),
+    tags_json: JSON.stringify(request.tags),
+    metadata_json: JSON.stringify(request.metadata),
+    test_mode: key.testMode ? 1 : 0,
+    suppression_reason: suppressedReason ?? null,
+    created_at: now,
+    updated_at: now,
+    terminal_at: suppressedReason === undefined ? null : now,
+  });
   allRecipients(request).forEach((r, i) =>
-    rows.recipients.push([emailId, i, r.mailbox.address, r.mailbox.address.toLowerCase(), r.type, status, now]),
+    rows.recipients.push({
+      email_id: emailId,
+      position: i,
+      address: r.mailbox.address,
+      address_lc: r.mailbox.address.toLowerCase(),
+      type: r.type,
+      status,
+      updated_at: now,
+    }),
   );
   return { id: emailId, projectId: key.projectId, testMode: key.testMode, tags: { ...request.tags } };
 }

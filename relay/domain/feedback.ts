@@ -3,7 +3,7 @@
 // them into a FeedbackReport; this module finds the email and the recipient they are about and
 // records the outcome (bounces, delays, late deliveries, complaints) inside the caller's
 // transaction.
-import { parseVerpAddress } from '../delivery/mime.js';
+import { parseVerpAddress } from '../mail/verp.js';
 import type { Queryable } from '../storage/db.js';
 import { listRecipients } from '../storage/emails.js';
 import { recordComplaint, recordRemoteReport, type RemoteReport } from './outcomes.js';

@@ -3,7 +3,8 @@
 // the suppressions a hard bounce or complaint creates, and terminal_at, all inside the caller's
 // transaction. Callers announce the returned events after COMMIT (announceEvents).
 import { PENDING_RECIPIENT_STATUSES, type EmailStatus, type RecipientStatus } from 'raven-email-sdk';
-import type { DeliveryResult, RecipientResult } from '../delivery/provider.js';
+import type { DeliveryResult, RecipientResult } from '../mail/delivery-result.js';
+import { isHardBounceStatus } from '../mail/status-codes.js';
 import type { Queryable } from '../storage/db.js';
 import {
   applyOutcomeChanges,
@@ -16,6 +17,7 @@ import {
 } from '../storage/delivery-state.js';
 import { insertDeliveryAttempts, type DeliveryAttemptRow } from '../storage/delivery-attempts.js';
 import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
+import { announceEvents } from '../bus.js';
 
 /** Recipients still waiting for an outcome: the email is not terminal while any is left. */
 export const PENDING_STATUSES: readonly RecipientStatus[] = PENDING_RECIPIENT_STATUSES;
@@ -343,15 +345,6 @@ function recordForAddress(
     if (changed) session.finish(state);
     return state.events;
   });
-}
-
-// Permanent failures that say the address does not exist or is disabled (RFC 3463): a hard bounce,
-// which suppresses. Other permanent failures (policy, content, a full mailbox) may pass later.
-const HARD_BOUNCE_STATUSES = new Set(['5.1.0', '5.1.1', '5.1.2', '5.1.3', '5.1.6', '5.1.10', '5.2.1']);
-
-/** Whether an enhanced status code (`5.1.1`) names a hard bounce. */
-export function isHardBounceStatus(enhancedStatus: string | undefined): boolean {
-  return enhancedStatus !== undefined && HARD_BOUNCE_STATUSES.has(enhancedStatus);
 }
 
 /** What a report from the receiving side (a delivery status notification) says about a recipient. */

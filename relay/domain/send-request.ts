@@ -2,15 +2,8 @@
 // untrusted JSON value into a SendRequest or a list of every broken rule. The one home of these
 // rules: `ravenctl send` checks with the same functions, so its messages are the relay's.
 import type { ErrorDetail } from '../errors.js';
+import { CONTROL, LINE_BREAK, parseMailbox, type Mailbox } from '../mail/mailbox.js';
 import { unstorableFields } from './storable-text.js';
-
-export interface Mailbox {
-  /** As given: `addr@domain` or `Name <addr@domain>`. */
-  raw: string;
-  name?: string;
-  address: string;
-  domain: string; // lower-cased
-}
 
 export interface SendRequest {
   from: Mailbox;
@@ -44,11 +37,6 @@ const RESERVED_HEADERS = new Set(
   ],
 );
 
-// Line breaks of any kind, NUL and other C0/C1 controls never belong in a header value.
-const LINE_BREAK = /[\r\n\u0085\u2028\u2029]/;
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+$/;
-const DOMAIN_LABEL = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
 const TAG = /^[A-Za-z0-9_-]{1,256}$/;
 const HEADER_NAME = /^[\x21-\x39\x3b-\x7e]+$/; // printable ASCII except ':'
 
@@ -59,12 +47,6 @@ export interface Limits {
 /** The specification's recipient limit (To, CC and BCC together): the relay's default. */
 export const SPEC_MAX_RECIPIENTS = 50;
 
-/** Why a mailbox would be refused, or undefined when it would not. */
-export function mailboxProblem(value: string): string | undefined {
-  const parsed = parseMailbox(value);
-  return typeof parsed === 'string' ? parsed : undefined;
-}
-
 /** Every reason a subject would be refused (none when it would not). */
 export function subjectProblems(subject: string): string[] {
   const problems: string[] = [];
@@ -72,44 +54,6 @@ export function subjectProblems(subject: string): string[] {
   if (length < 1 || length > 998) problems.push('must be 1 to 998 characters');
   if (LINE_BREAK.test(subject) || subject.includes('\u0000')) problems.push('must not contain line breaks or NUL');
   return problems;
-}
-
-/** Parses `addr@domain` or `Name <addr@domain>`; returns a reason when it is not one. */
-export function parseMailbox(value: string): Mailbox | string {
-  if (LINE_BREAK.test(value) || CONTROL.test(value)) return 'must not contain line breaks or control characters';
-  if (value.length > 998) return 'must be at most 998 characters';
-  const angle = /^\s*(.*?)\s*<([^<>]*)>\s*$/.exec(value);
-  let name: string | undefined;
-  let address: string;
-  if (angle) {
-    const quoted = /^"(.*)"$/.exec(angle[1]!);
-    // A quoted name's backslash escapes (\" and \\) stand for the characters themselves.
-    name = (quoted ? quoted[1]!.replace(/\\(.)/g, '$1') : angle[1]!).trim() || undefined;
-    address = angle[2]!.trim();
-    if (name && /[<>]/.test(name)) return 'must be an address or Name <address>';
-  } else {
-    address = value.trim();
-  }
-  const reason = checkAddress(address);
-  if (reason) return reason;
-  const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
-  return { raw: value.trim(), name, address, domain };
-}
-
-function checkAddress(address: string): string | undefined {
-  if (address.length > 254) return 'address must be at most 254 characters';
-  const at = address.lastIndexOf('@');
-  if (at <= 0 || at === address.length - 1) return 'must be an address or Name <address>';
-  const local = address.slice(0, at);
-  const domain = address.slice(at + 1);
-  if (local.length > 64) return 'local part must be at most 64 characters';
-  if (domain.length > 255) return 'domain must be at most 255 characters';
-  if (!LOCAL_PART.test(local) || local.startsWith('.') || local.endsWith('.') || local.includes('..')) {
-    return 'local part has characters an address may not contain';
-  }
-  const labels = domain.split('.');
-  if (labels.length < 2 || !labels.every((l) => DOMAIN_LABEL.test(l))) return 'domain is not a valid domain name';
-  return undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

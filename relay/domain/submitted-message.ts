@@ -5,8 +5,9 @@
 import { createHash } from 'node:crypto';
 import addressparser from 'nodemailer/lib/addressparser';
 import type { ErrorDetail } from '../errors.js';
-import { decodeEncodedWords, headerValue, parseHeaders } from '../smtp/headers.js';
-import { parseMailbox, subjectProblems, type Mailbox, type SendRequest } from './send-request.js';
+import { decodeEncodedWords, headerValue, parseHeaders } from '../mail/headers.js';
+import { parseMailbox, type Mailbox } from '../mail/mailbox.js';
+import { subjectProblems, type SendRequest } from './send-request.js';
 
 export interface SubmittedMessage {
   /** The message as the client sent it (DATA, dot-unstuffed). */

@@ -2,10 +2,10 @@
 // remove one. (Hard bounces and complaints add theirs through outcomes.ts; admission refuses
 // the listed.)
 import { ApiError, validationError } from '../errors.js';
+import { parseMailbox } from '../mail/mailbox.js';
 import type { RelayServices } from '../services.js';
 import * as suppressions from '../storage/suppressions.js';
 import { requireString, type AdminBody } from './admin-body.js';
-import { parseMailbox } from './send-request.js';
 import { findWorkspace } from './workspaces.js';
 
 export async function listSuppressions(s: RelayServices, workspaceId: string) {

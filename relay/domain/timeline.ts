@@ -1,7 +1,6 @@
 // Recording what happened to an email: the timeline row, and in the same transaction the webhook
 // outbox rows for every endpoint of the project subscribed to that event type. After the commit
 // the caller announces the events on the bus (announceEvents) for the dispatcher and listen hub.
-import type { EventEmitter } from 'node:events';
 import type { EventType } from 'raven-email-sdk';
 import { newId } from '../ids.js';
 import type { Queryable } from '../storage/db.js';
@@ -97,11 +96,4 @@ export async function recordEvents(tx: Queryable, records: Array<{ email: EmailR
   }
   await insertDeliveries(tx, deliveries);
   return stored;
-}
-
-/** After COMMIT: tell the webhook dispatcher and the listen hub. */
-export function announceEvents(bus: EventEmitter, events: StoredEvent[]): void {
-  for (const event of events) bus.emit('email.event', event);
-  // The dispatcher scans the outbox when woken: only worth it when something was put there.
-  if (events.some((e) => e.deliveries > 0)) bus.emit('webhooks.ready');
 }

@@ -3,7 +3,6 @@
 import { dashboardHeaders, downloadHeaders } from '../dashboard/security-headers.js';
 import { ApiError, validationError } from '../errors.js';
 import { htmlViewPolicy, inlineContentIds } from '../inbox/html-view.js';
-import { INBOX_CHANGED } from '../inbox/indexer.js';
 import { parseMessage } from '../inbox/read-message.js';
 import { releaseMessage } from '../inbox/release.js';
 import { parseInboxSearch } from '../inbox/search-query.js';
@@ -81,13 +80,13 @@ export function adminInboxHandlers(s: RelayServices) {
       const found = await s.db.write((tx) => setRead(tx, id(ctx), read, s.clock.iso()));
       const entry = found ? await getInboxEntry(s.db, id(ctx)) : undefined;
       if (!entry) throw new ApiError('not_found', `No captured message with id ${id(ctx)}.`);
-      s.bus.emit(INBOX_CHANGED);
+      s.bus.emit('inbox.changed');
       return { status: 200, body: entry };
     },
     deleteMessage: async (ctx) => {
       const deleted = await s.db.write((tx) => deleteCapturedMessage(tx, id(ctx)));
       if (!deleted) throw new ApiError('not_found', `No captured message with id ${id(ctx)}.`);
-      s.bus.emit(INBOX_CHANGED);
+      s.bus.emit('inbox.changed');
       return { status: 204 };
     },
     html: async (ctx) => {

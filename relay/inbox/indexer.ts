@@ -6,11 +6,6 @@ import type { RelayServices } from '../services.js';
 import { capturedForIndexing, insertInboxEntries, unindexedMessages, type InboxEntry, type NewInboxEntry } from '../storage/inbox.js';
 import { parseMessage, summarize } from './read-message.js';
 
-export const MESSAGE_CAPTURED = 'message.captured';
-export const INBOX_CAPTURED = 'inbox.captured';
-/** Read flags or deletions changed the inbox (the dashboards refresh their unread count). */
-export const INBOX_CHANGED = 'inbox.changed';
-
 const CATCH_UP_BATCH = 500;
 
 export interface InboxIndexer {
@@ -47,7 +42,7 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
       }
       if (entries.length === 0) continue;
       const kept: InboxEntry[] = await db.write((tx) => insertInboxEntries(tx, entries));
-      if (kept.length > 0) bus.emit(INBOX_CAPTURED, kept);
+      if (kept.length > 0) bus.emit('inbox.captured', kept);
     }
   }
 
@@ -64,7 +59,7 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
     waiting.add(id);
     schedule();
   };
-  bus.on(MESSAGE_CAPTURED, onCaptured);
+  bus.on('message.captured', onCaptured);
 
   const catchUp = (async () => {
     for (;;) {
@@ -84,7 +79,7 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
     },
     async stop() {
       stopped = true;
-      bus.off(MESSAGE_CAPTURED, onCaptured);
+      bus.off('message.captured', onCaptured);
       await catchUp;
       while (running) await running;
     },

@@ -4,9 +4,10 @@
 // relay sharing the database: cluster-bus.ts forwards them), and a slow poll covers a notification
 // lost in a reconnect. One round of matching serves every open wait: one query for what was
 // captured since the last round, matched in memory, so 200 waits cost what one does.
-import type { RelayServices } from '../services.js';
+import type { RelayBus } from '../bus.js';
+import type { Logger } from '../log.js';
+import type { Db } from '../storage/db.js';
 import { capturedSeq, capturedSince, lastCapturedSeq, type SequencedSummary } from '../storage/captured.js';
-import { INBOX_CAPTURED, INBOX_CHANGED, MESSAGE_CAPTURED } from './indexer.js';
 
 export interface WaitFilter {
   /** An envelope recipient, compared case-insensitively. */
@@ -63,8 +64,9 @@ export class MessageWaits {
   private poll: NodeJS.Timeout | undefined;
   private readonly wake = () => this.scheduleRound();
 
-  constructor(private readonly services: Pick<RelayServices, 'db' | 'bus' | 'log'>) {
-    for (const event of [MESSAGE_CAPTURED, INBOX_CAPTURED, INBOX_CHANGED]) services.bus.on(event, this.wake);
+  // Its parts, not RelayServices: services.ts holds a MessageWaits.
+  constructor(private readonly services: { db: Db; bus: RelayBus; log: Logger }) {
+    for (const event of ['message.captured', 'inbox.captured', 'inbox.changed'] as const) services.bus.on(event, this.wake);
   }
 
   /** Open waits (tests check that abandoned ones are freed). */
@@ -113,7 +115,7 @@ export class MessageWaits {
 
   /** Ends every open wait (the relay is stopping), so none holds the HTTP server open. */
   stop(): void {
-    for (const event of [MESSAGE_CAPTURED, INBOX_CAPTURED, INBOX_CHANGED]) this.services.bus.off(event, this.wake);
+    for (const event of ['message.captured', 'inbox.captured', 'inbox.changed'] as const) this.services.bus.off(event, this.wake);
     for (const waiter of [...this.waiters]) waiter.settle({ ended: 'stopping' });
     this.stopPolling();
   }

@@ -3,11 +3,10 @@
 // expired idempotency keys, the sink's simulation bookkeeping and unmatched complaints.
 import { settleMaybeSent } from '../delivery/delivery-unknown.js';
 import { forgetExpiredIdempotencyKeys } from '../domain/idempotency.js';
-import { announceEvents } from '../domain/timeline.js';
+import { announceEvents } from '../bus.js';
 import type { RelayServices } from '../services.js';
 import { deletePendingComplaintsBefore, eraseBodiesTerminalBefore } from '../storage/emails.js';
-import { releaseJobs, runningJobs } from '../storage/jobs.js';
-import { expiredJobLeases } from '../storage/postgres/queue.js';
+import { interruptedJobs, releaseJobs } from '../storage/jobs.js';
 import { deleteAttemptsTerminalBefore } from '../storage/delivery-attempts.js';
 import { deleteSinkAttemptsBefore } from '../storage/sink-attempts.js';
 
@@ -23,7 +22,7 @@ const MAINTENANCE_INTERVAL_MS = 60_000;
 export async function recoverInterruptedJobs(services: RelayServices): Promise<number> {
   const now = services.clock.iso();
   const { count, events } = await services.db.write(async (tx) => {
-    const jobs = tx.dialect === 'postgres' ? await expiredJobLeases(tx, new Date().toISOString()) : await runningJobs(tx);
+    const jobs = await interruptedJobs(tx, new Date().toISOString());
     if (jobs.length === 0) return { count: 0, events: [] };
     const settled = await settleMaybeSent(tx, jobs.map((j) => j.email_id), 'dispatch_interrupted', now);
     await releaseJobs(tx, jobs.map((j) => ({ id: j.id, state: 'dead', lastError: 'interrupted mid-dispatch' })), now);

@@ -12,8 +12,10 @@ import { deliveryConcurrency } from '../config.js';
 import { utcDay } from '../clock.js';
 import { signingKeyFor, signWithDomainKey, warmDkimSigning } from '../delivery/dkim.js';
 import { settleMaybeSent, type MaybeSentReason } from '../delivery/delivery-unknown.js';
-import { buildOutboundMessage, submittedOutboundMessage, senderDomain } from '../delivery/mime.js';
-import type { DeliveryProvider, DeliveryResult, OutboundMessage } from '../delivery/provider.js';
+import { buildOutboundMessage, submittedOutboundMessage } from '../delivery/mime.js';
+import type { DeliveryProvider, OutboundMessage } from '../delivery/provider.js';
+import type { DeliveryResult } from '../mail/delivery-result.js';
+import { senderDomain } from '../mail/mailbox.js';
 import { inAdmissionBurst } from '../domain/admission.js';
 import {
   PENDING_STATUSES,
@@ -22,16 +24,24 @@ import {
   type DeliveryRecordInput,
   type RecordedOutcome,
 } from '../domain/outcomes.js';
-import { announceEvents } from '../domain/timeline.js';
+import { announceEvents } from '../bus.js';
 import { countDeliveryResult } from '../metrics.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
 import { loadDispatchBatch, type DispatchBatch, type DispatchEmail, type PendingRecipient } from '../storage/dispatch.js';
-import { claimJobs, hasDueJob, recipientsHandedOverSince, releaseJobs, type ClaimedJob, type JobChange } from '../storage/jobs.js';
+import {
+  claimJobs,
+  hasDueJob,
+  jobClaimsLease,
+  recipientsHandedOverSince,
+  releaseJobs,
+  renewJobLeases,
+  type ClaimedJob,
+  type JobChange,
+} from '../storage/jobs.js';
 import { retryDelaySeconds } from './backoff.js';
 import { recoverInterruptedJobs, startMaintenance, type Maintenance } from './maintenance.js';
 import { ProviderLimits } from './provider-limits.js';
-import { claimJobsWithLease, renewJobLeases } from '../storage/postgres/queue.js';
 
 // Real time: how often due jobs are looked for when nothing wakes the worker.
 const POLL_INTERVAL_MS = 1_000;
@@ -49,9 +59,7 @@ export interface Worker {
 /** Marks up to `limit` due jobs running, in one committed write, and returns them. */
 export function claimDueJobs(services: RelayServices, limit: number): Promise<ClaimedJob[]> {
   const now = services.clock.iso();
-  return services.db.write((tx) =>
-    tx.dialect === 'postgres' ? claimJobsWithLease(tx, now, limit, leaseUntil(services)) : claimJobs(tx, now, limit),
-  );
+  return services.db.write((tx) => claimJobs(tx, now, limit, leaseUntil(services)));
 }
 
 /** When a claim made now lapses unless renewed (real time: it is about a process being alive). */
@@ -288,7 +296,7 @@ class DeliveryWorker implements Worker {
     this.maintenance = startMaintenance(services);
     this.startup = this.recoverThenStart();
     // Several relays on PostgreSQL: renew our claims, and settle those of relays that died.
-    if (services.db.dialect === 'postgres') {
+    if (jobClaimsLease(services.db)) {
       this.leases = setInterval(() => this.tendLeases(), Math.max(250, (services.config.delivery.leaseSeconds * 1000) / 3));
       this.leases.unref();
     }

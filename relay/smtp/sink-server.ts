@@ -14,17 +14,17 @@
 // so it takes nothing but those reports.
 import type { CapturedMessage } from 'raven-email-sdk';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { emailIdFromEnvelopeSender } from '../delivery/mime.js';
 import { recordComplaint } from '../domain/outcomes.js';
+import { announceEvents } from '../bus.js';
 import { storableText } from '../domain/storable-text.js';
-import { announceEvents } from '../domain/timeline.js';
 import { newId } from '../ids.js';
-import { MESSAGE_CAPTURED } from '../inbox/indexer.js';
+import { simulatedOutcome } from '../mail/simulated.js';
+import { emailIdFromEnvelopeSender } from '../mail/verp.js';
 import type { RelayServices } from '../services.js';
 import { insertCapturedMessages, type NewCapturedMessage } from '../storage/captured.js';
 import type { WriteBatch } from '../storage/db.js';
 import { countSinkAttempt } from '../storage/sink-attempts.js';
-import { headerValue, parseHeaders } from './headers.js';
+import { headerValue, parseHeaders } from '../mail/headers.js';
 import { createKeyAuth } from './key-auth.js';
 import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
 import { dropConnection, sessionDeadlines } from './session-deadline.js';
@@ -46,18 +46,6 @@ export interface SmtpSinkOptions {
   socketTimeoutMs?: number;
   /** With a certificate the listener offers STARTTLS (or speaks implicit TLS); without, plain SMTP. */
   tls?: ListenerTls;
-}
-
-/** The outcomes a captured message lists (openapi.yaml's SimulatedOutcome), or delivered for any other address. */
-export type SimulatedOutcome = CapturedMessage['simulated_outcomes'][number]['outcome'] | 'delivered';
-
-const SIMULATED = new Set<SimulatedOutcome>(['bounced', 'rejected', 'delayed', 'unknown', 'complained']);
-
-/** The simulated outcome for an address: its local part before an optional +label. */
-export function simulatedOutcome(address: string): SimulatedOutcome {
-  const at = address.lastIndexOf('@');
-  const local = (at >= 0 ? address.slice(0, at) : address).split('+')[0]!.toLowerCase();
-  return SIMULATED.has(local as SimulatedOutcome) ? (local as SimulatedOutcome) : 'delivered';
 }
 
 function smtpError(responseCode: number, message: string): Error & { responseCode: number } {
@@ -165,7 +153,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, projectId: keyAuth.sessionKey(session.id)?.projectId ?? null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
     // The inbox indexer parses it for the dashboard, off this path.
-    services.bus.emit(MESSAGE_CAPTURED, id);
+    services.bus.emit('message.captured', id);
     return { id, emailId };
   }
 

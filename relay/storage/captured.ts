@@ -74,7 +74,7 @@ export async function insertCapturedMessages(tx: Queryable, messages: readonly N
     ),
   );
   await allStatements(inserts);
-  const recipients = messages.flatMap((m) => [...new Set(m.envelopeTo.map((a) => a.toLowerCase()))].map((address) => [m.id, address]));
+  const recipients = messages.flatMap((m) => [...new Set(m.envelopeTo.map((a) => a.toLowerCase()))].map((address) => ({ message_id: m.id, address_lc: address })));
   await insertRows(tx, 'captured_recipients', ['message_id', 'address_lc'], recipients);
 }
 

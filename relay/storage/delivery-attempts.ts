@@ -40,7 +40,7 @@ export async function insertDeliveryAttempts(tx: Queryable, rows: readonly Deliv
     tx,
     'delivery_attempts',
     COLUMNS,
-    rows.map((row) => COLUMNS.map((c) => row[c])),
+    rows,
     'ON CONFLICT (email_id, position, attempt) DO NOTHING',
   );
 }

@@ -2,6 +2,9 @@
 // delayed email now, and put maybe-sent recipients back in the queue when explicitly confirmed.
 import type { Queryable, Reader } from './db.js';
 
+/** A job row (`jobs`) whose email's project is not paused (migration 0015): the claim's filter. */
+export const NOT_PAUSED = 'NOT EXISTS (SELECT 1 FROM paused_projects pp JOIN emails pe ON pe.project_id = pp.project_id WHERE pe.id = jobs.email_id)';
+
 export async function pauseProjectDelivery(tx: Queryable, projectId: string, now: string): Promise<void> {
   await tx.run('INSERT INTO paused_projects (project_id, paused_at) VALUES (?, ?) ON CONFLICT (project_id) DO NOTHING', [projectId, now]);
 }

@@ -91,9 +91,9 @@ export async function applyOutcomeChanges(tx: Queryable, changes: OutcomeChanges
     writes.push(
       runWithRows(
         tx,
-        `UPDATE recipients SET status = value->>2, attempts = attempts + CAST(value->>3 AS INTEGER), updated_at = value->>4
-           FROM json_each(?) WHERE email_id = value->>0 AND position = CAST(value->>1 AS INTEGER)`,
-        changes.recipients.map((r) => [r.emailId, r.position, r.status, r.attempts, now]),
+        `UPDATE recipients SET status = value->>'status', attempts = attempts + CAST(value->>'attempts' AS INTEGER), updated_at = value->>'now'
+           FROM json_each(?) WHERE email_id = value->>'emailId' AND position = CAST(value->>'position' AS INTEGER)`,
+        changes.recipients.map((r) => ({ ...r, now })),
       ),
     );
   }
@@ -101,11 +101,11 @@ export async function applyOutcomeChanges(tx: Queryable, changes: OutcomeChanges
     writes.push(
       runWithRows(
         tx,
-        `UPDATE emails SET status = value->>1, updated_at = value->>3,
-           provider_message_id = COALESCE(provider_message_id, value->>2),
-           terminal_at = COALESCE(terminal_at, value->>4)
-         FROM json_each(?) WHERE emails.id = value->>0`,
-        changes.emails.map((e) => [e.emailId, e.status, e.providerMessageId, now, e.terminal ? now : null]),
+        `UPDATE emails SET status = value->>'status', updated_at = value->>'now',
+           provider_message_id = COALESCE(provider_message_id, value->>'providerMessageId'),
+           terminal_at = COALESCE(terminal_at, value->>'terminalAt')
+         FROM json_each(?) WHERE emails.id = value->>'emailId'`,
+        changes.emails.map((e) => ({ emailId: e.emailId, status: e.status, providerMessageId: e.providerMessageId, now, terminalAt: e.terminal ? now : null })),
       ),
     );
   }
@@ -115,7 +115,7 @@ export async function applyOutcomeChanges(tx: Queryable, changes: OutcomeChanges
       tx,
       'suppressions',
       ['workspace_id', 'address_lc', 'reason', 'created_at'],
-      changes.suppressions.map((s) => [s.workspaceId, s.addressLc, s.reason, now]),
+      changes.suppressions.map((s) => ({ workspace_id: s.workspaceId, address_lc: s.addressLc, reason: s.reason, created_at: now })),
       'ON CONFLICT (workspace_id, address_lc) DO NOTHING',
     ),
   );
@@ -123,8 +123,8 @@ export async function applyOutcomeChanges(tx: Queryable, changes: OutcomeChanges
     writes.push(
       runWithRows(
         tx,
-        'DELETE FROM pending_complaints WHERE (email_id, address_lc) IN (SELECT value->>0, value->>1 FROM json_each(?))',
-        changes.complaintsApplied.map((c) => [c.emailId, c.addressLc]),
+        "DELETE FROM pending_complaints WHERE (email_id, address_lc) IN (SELECT value->>'emailId', value->>'addressLc' FROM json_each(?))",
+        changes.complaintsApplied,
       ),
     );
   }
@@ -133,7 +133,7 @@ export async function applyOutcomeChanges(tx: Queryable, changes: OutcomeChanges
       tx,
       'pending_complaints',
       ['email_id', 'address_lc', 'created_at'],
-      changes.complaintsWaiting.map((c) => [c.emailId, c.addressLc, now]),
+      changes.complaintsWaiting.map((c) => ({ email_id: c.emailId, address_lc: c.addressLc, created_at: now })),
       'ON CONFLICT DO NOTHING',
     ),
   );

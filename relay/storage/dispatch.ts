@@ -1,7 +1,21 @@
 // What the worker reads to dispatch the emails it claimed: each email's message columns, its
 // recipients still waiting, and the DKIM keys of its project, for a whole claim in three statements.
-import type { EmailForMime } from '../delivery/mime.js';
 import type { Db } from './db.js';
+
+/** The columns of an `emails` row the message is built from. */
+export interface EmailForMime {
+  id: string;
+  from_address: string;
+  to_json: string;
+  cc_json: string;
+  reply_to: string | null;
+  subject: string;
+  text_body: string | null;
+  html_body: string | null;
+  headers_json: string;
+  /** A message submitted over SMTP: delivered as it is instead of composed from the columns. */
+  submitted_raw?: Buffer | null;
+}
 
 export interface PendingRecipient {
   address: string;

@@ -109,31 +109,71 @@ export function listRecipients<S extends string>(q: Reader, emailId: string): Pr
   return q.all<RecipientRow<S>>('SELECT position, address, address_lc, type, status FROM recipients WHERE email_id = ? ORDER BY position', [emailId]);
 }
 
-/** Columns of the rows insertEmails takes, in order. */
+/** The columns of an email row as admission writes it. */
 export const EMAIL_COLUMNS = [
   'id', 'project_id', 'workspace_id', 'key_id', 'status', 'from_address', 'to_json', 'cc_json', 'bcc_json', 'reply_to', 'subject',
   'text_body', 'html_body', 'headers_json', 'tags_json', 'metadata_json', 'test_mode', 'suppression_reason', 'created_at',
   'updated_at', 'terminal_at',
 ] as const;
 
-/** Rows of EMAIL_COLUMNS. */
-export function insertEmails(tx: Queryable, rows: readonly unknown[][]): Promise<void> {
+export interface NewEmailRow {
+  id: string;
+  project_id: string;
+  workspace_id: string;
+  key_id: string;
+  status: 'queued' | 'suppressed';
+  from_address: string;
+  /** JSON arrays of the addresses as given. */
+  to_json: string;
+  cc_json: string;
+  bcc_json: string;
+  reply_to: string | null;
+  subject: string;
+  text_body: string | null;
+  html_body: string | null;
+  headers_json: string;
+  tags_json: string;
+  metadata_json: string;
+  test_mode: 0 | 1;
+  suppression_reason: string | null;
+  created_at: string;
+  updated_at: string;
+  terminal_at: string | null;
+}
+
+export function insertEmails(tx: Queryable, rows: readonly NewEmailRow[]): Promise<void> {
   return insertRows(tx, 'emails', EMAIL_COLUMNS, rows);
 }
 
+export interface NewRecipientRow {
+  email_id: string;
+  position: number;
+  address: string;
+  address_lc: string;
+  type: 'to' | 'cc' | 'bcc';
+  status: string;
+  updated_at: string;
+}
+
 /**
- * Rows of [email_id, position, address, address_lc, type, status, updated_at], after their emails.
- * email_seq is copied from the email: the ?recipient= list reads it from its index (migration 0003).
+ * Recipients, after their emails. email_seq is copied from the email: the ?recipient= list reads
+ * it from its index (migration 0003).
  */
-export function insertRecipients(tx: Queryable, rows: readonly unknown[][]): Promise<void> {
+export function insertRecipients(tx: Queryable, rows: readonly NewRecipientRow[]): Promise<void> {
   const head = 'INSERT INTO recipients (email_id, email_seq, position, address, address_lc, type, status, updated_at)';
   if (tx.dialect === 'postgres') {
-    return insertValues(tx, `${head} VALUES`, '(?, (SELECT seq FROM emails WHERE id = ?), ?, ?, ?, ?, ?, ?)', rows.map((r) => [r[0], ...r]));
+    return insertValues(
+      tx,
+      `${head} VALUES`,
+      '(?, (SELECT seq FROM emails WHERE id = ?), ?, ?, ?, ?, ?, ?)',
+      rows.map((r) => [r.email_id, r.email_id, r.position, r.address, r.address_lc, r.type, r.status, r.updated_at]),
+    );
   }
   return runWithRows(
     tx,
     `${head}
-     SELECT value->>0, (SELECT seq FROM emails WHERE id = value->>0), CAST(value->>1 AS INTEGER), value->>2, value->>3, value->>4, value->>5, value->>6
+     SELECT value->>'email_id', (SELECT seq FROM emails WHERE id = value->>'email_id'), CAST(value->>'position' AS INTEGER),
+            value->>'address', value->>'address_lc', value->>'type', value->>'status', value->>'updated_at'
        FROM json_each(?)`,
     rows,
   );

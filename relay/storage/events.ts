@@ -17,7 +17,7 @@ export interface EventRow {
 const COLUMNS = ['id', 'email_id', 'project_id', 'type', 'recipient', 'recipient_type', 'payload_json', 'occurred_at'] as const;
 
 export function insertEvents(tx: Queryable, events: readonly EventRow[]): Promise<void> {
-  return insertRows(tx, 'events', COLUMNS, events.map((e) => COLUMNS.map((c) => e[c])));
+  return insertRows(tx, 'events', COLUMNS, events);
 }
 
 /** The email's timeline, oldest first. */

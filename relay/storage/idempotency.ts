@@ -10,8 +10,14 @@ export interface RememberedRow {
   response_json: string;
 }
 
-/** Columns of the rows insertIdempotencyRows takes, in order. */
-export const IDEMPOTENCY_COLUMNS = ['project_id', 'key', 'body_hash', 'email_id', 'status_code', 'response_json', 'created_at', 'expires_at'] as const;
+const IDEMPOTENCY_COLUMNS = ['project_id', 'key', 'body_hash', 'email_id', 'status_code', 'response_json', 'created_at', 'expires_at'] as const;
+
+/** An admission's result, remembered under its key until `expires_at`. */
+export interface NewRememberedRow extends RememberedRow {
+  email_id: string;
+  created_at: string;
+  expires_at: string;
+}
 
 /** The remembered results of these (project id, key) pairs. */
 export function rememberedResults(q: Reader, keys: ReadonlyArray<readonly [string, string]>): Promise<RememberedRow[]> {
@@ -20,8 +26,7 @@ export function rememberedResults(q: Reader, keys: ReadonlyArray<readonly [strin
   return q.all<RememberedRow>(`SELECT project_id, key, body_hash, status_code, response_json FROM idempotency_keys WHERE ${pairs.sql}`, pairs.params);
 }
 
-/** Rows of IDEMPOTENCY_COLUMNS. */
-export function insertIdempotencyRows(tx: Queryable, rows: readonly unknown[][]): Promise<void> {
+export function insertIdempotencyRows(tx: Queryable, rows: readonly NewRememberedRow[]): Promise<void> {
   return insertRows(tx, 'idempotency_keys', IDEMPOTENCY_COLUMNS, rows);
 }
 

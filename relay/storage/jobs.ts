@@ -1,7 +1,18 @@
 // The delivery queue's rows (jobs, ready -> running -> done | dead): new jobs, the atomic claim,
 // the outcome of each dispatch, recovery.
-import type { Db, Queryable } from './db.js';
+import type { Db, Queryable, Reader } from './db.js';
+import { NOT_PAUSED } from './delivery-control.js';
+import { claimJobsWithLease, expiredJobLeases, renewLeases } from './postgres/queue.js';
 import { insertRows, runWithRows } from './rows.js';
+
+/**
+ * Whether other relays share this queue (PostgreSQL): a claim then carries a lease its relay
+ * renews, and a job whose lease ran out is another relay's to settle. On SQLite (one relay per
+ * file) a claim is held until the relay stops.
+ */
+export function jobClaimsLease(db: Pick<Reader, 'dialect'>): boolean {
+  return db.dialect === 'postgres';
+}
 
 export interface NewJob {
   emailId: string;
@@ -14,12 +25,9 @@ export function insertReadyJobs(tx: Queryable, jobs: readonly NewJob[]): Promise
     tx,
     'jobs',
     ['email_id', 'state', 'run_at', 'attempts', 'created_at', 'updated_at'],
-    jobs.map((j) => [j.emailId, 'ready', j.runAt, 0, j.runAt, j.runAt]),
+    jobs.map((j) => ({ email_id: j.emailId, state: 'ready', run_at: j.runAt, attempts: 0, created_at: j.runAt, updated_at: j.runAt })),
   );
 }
-
-/** A job row (`jobs`) whose email's project is not paused (migration 0015): the claim's filter. */
-export const NOT_PAUSED = 'NOT EXISTS (SELECT 1 FROM paused_projects pp JOIN emails pe ON pe.project_id = pp.project_id WHERE pe.id = jobs.email_id)';
 
 export interface ClaimedJob {
   id: number;
@@ -32,8 +40,16 @@ export async function hasDueJob(db: Pick<Db, 'get'>, now: string): Promise<boole
   return (await db.get<{ id: number }>(`SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? AND ${NOT_PAUSED} LIMIT 1`, [now])) !== undefined;
 }
 
-/** Marks up to `limit` due jobs running, oldest due first, in one statement; returns them in that order. */
-export async function claimJobs(tx: Queryable, now: string, limit: number): Promise<ClaimedJob[]> {
+/**
+ * Marks up to `limit` due jobs running, oldest due first, in one statement; returns them in that
+ * order. Where claims carry a lease (jobClaimsLease), the claim skips the jobs other relays are
+ * claiming and holds until `leaseUntil` (real time) unless renewed.
+ */
+export function claimJobs(tx: Queryable, now: string, limit: number, leaseUntil: string): Promise<ClaimedJob[]> {
+  return jobClaimsLease(tx) ? claimJobsWithLease(tx, now, limit, leaseUntil) : claimUnleasedJobs(tx, now, limit);
+}
+
+async function claimUnleasedJobs(tx: Queryable, now: string, limit: number): Promise<ClaimedJob[]> {
   const claimed = await tx.all<ClaimedJob & { run_at: string }>(
     `UPDATE jobs SET state = 'running', locked_at = ?, updated_at = ?
       WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? AND ${NOT_PAUSED} ORDER BY run_at, id LIMIT ?)
@@ -45,8 +61,19 @@ export async function claimJobs(tx: Queryable, now: string, limit: number): Prom
   return claimed.map(({ id, email_id, attempts }) => ({ id, email_id, attempts }));
 }
 
-export function runningJobs(tx: Queryable): Promise<Array<{ id: number; email_id: string }>> {
+/**
+ * Running jobs whose dispatcher is gone, locked for this transaction: on SQLite every running job
+ * (called at start-up, one relay per file); where claims carry a lease, those whose lease ran out
+ * by `realNow`.
+ */
+export function interruptedJobs(tx: Queryable, realNow: string): Promise<Array<{ id: number; email_id: string }>> {
+  if (jobClaimsLease(tx)) return expiredJobLeases(tx, realNow);
   return tx.all("SELECT id, email_id FROM jobs WHERE state = 'running'");
+}
+
+/** Extends the leases of the jobs this relay is dispatching (nothing to do where claims carry none). */
+export async function renewJobLeases(db: Db, ids: number[], leaseUntil: string): Promise<void> {
+  if (jobClaimsLease(db) && ids.length > 0) await renewLeases(db, ids, leaseUntil);
 }
 
 /** Where a dispatched job goes: done or dead, or back to ready at `runAt`. */
@@ -65,10 +92,11 @@ export interface JobChange {
 export function releaseJobs(tx: Queryable, changes: readonly JobChange[], now: string): Promise<void> {
   return runWithRows(
     tx,
-    `UPDATE jobs SET state = value->>1, run_at = COALESCE(value->>2, run_at), attempts = COALESCE(CAST(value->>3 AS INTEGER), attempts),
-       last_error = COALESCE(value->>4, last_error), locked_at = NULL, updated_at = value->>5
-     FROM json_each(?) WHERE jobs.id = CAST(value->>0 AS INTEGER)`,
-    changes.map((c) => [c.id, c.state, c.runAt ?? null, c.attempts ?? null, c.lastError ?? null, now]),
+    `UPDATE jobs SET state = value->>'state', run_at = COALESCE(value->>'runAt', run_at),
+       attempts = COALESCE(CAST(value->>'attempts' AS INTEGER), attempts), last_error = COALESCE(value->>'lastError', last_error),
+       locked_at = NULL, updated_at = value->>'now'
+     FROM json_each(?) WHERE jobs.id = CAST(value->>'id' AS INTEGER)`,
+    changes.map((c) => ({ ...c, now })),
   );
 }
 

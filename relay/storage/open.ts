@@ -4,9 +4,21 @@ import path from 'node:path';
 import type { RelayConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { openDatabase, type Db } from './db.js';
-import { openPostgres, type PostgresDb } from './postgres/db.js';
+import { openPostgres } from './postgres/db.js';
 
-export type Storage = Db & { notifier?: PostgresDb['notifier'] };
+/**
+ * How relays sharing one database reach each other (PostgreSQL's LISTEN/NOTIFY): publish resolves
+ * false when a message is too large to send; every relay's messages, its own included, arrive as
+ * 'message'.
+ */
+export interface RelayNotifier {
+  publish(message: unknown): Promise<boolean>;
+  on(event: 'message', listener: (message: unknown) => void): unknown;
+  off(event: 'message', listener: (message: unknown) => void): unknown;
+}
+
+/** A database, and its notifier when other relays may share it. */
+export type Storage = Db & { notifier?: RelayNotifier };
 
 export function openStorage(config: Pick<RelayConfig, 'dataDir' | 'database'>, log: Logger): Promise<Storage> {
   if (config.database === undefined) return openDatabase(path.join(config.dataDir, 'raven.sqlite'));

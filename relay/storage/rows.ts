@@ -10,10 +10,11 @@ const MAX_PG_PARAMS = 65_535;
 /**
  * Runs sql, whose one parameter is a JSON array of rows (read with json_each, which the
  * PostgreSQL backend reads with json_array_elements), over all the rows: one prepared statement
- * whatever their number, in as few executions as the size cap allows. On PostgreSQL each field is
- * text: numbers need a CAST (which SQLite accepts too).
+ * whatever their number, in as few executions as the size cap allows. Each row is an object and
+ * the SQL reads its fields by name (`value->>'email_id'`, as graphile-worker does), never by
+ * position. On PostgreSQL each field is text: numbers need a CAST (which SQLite accepts too).
  */
-export async function runWithRows(tx: Queryable, sql: string, rows: readonly unknown[][]): Promise<void> {
+export async function runWithRows(tx: Queryable, sql: string, rows: readonly object[]): Promise<void> {
   let chunk: string[] = [];
   let size = 0;
   for (const row of rows) {
@@ -29,25 +30,36 @@ export async function runWithRows(tx: Queryable, sql: string, rows: readonly unk
   if (chunk.length > 0) await tx.run(sql, [`[${chunk.join(',')}]`]);
 }
 
+/** A row to insert: a value for each of its columns, by column name. */
+export type ColumnValues<C extends string> = { readonly [K in C]: unknown };
+
 /**
- * INSERT of many rows: SQLite reads them from one JSON parameter, PostgreSQL takes a multi-row
- * VALUES (its parameters are typed by the columns, which JSON text would not be). `onConflict` is
- * an optional `ON CONFLICT ...` clause both accept.
+ * INSERT of many rows, each an object of `columns`: SQLite reads them from one JSON parameter,
+ * PostgreSQL takes a multi-row VALUES (its parameters are typed by the columns, which JSON text
+ * would not be). `onConflict` is an optional `ON CONFLICT ...` clause both accept.
  */
-export async function insertRows(tx: Queryable, table: string, columns: readonly string[], rows: readonly unknown[][], onConflict = ''): Promise<void> {
+export async function insertRows<C extends string>(
+  tx: Queryable,
+  table: string,
+  columns: readonly C[],
+  rows: ReadonlyArray<ColumnValues<C>>,
+  onConflict = '',
+): Promise<void> {
   if (rows.length === 0) return;
   if (tx.dialect === 'postgres') {
-    await insertValues(tx, `INSERT INTO ${table} (${columns.join(', ')}) VALUES`, `(${columns.map(() => '?').join(', ')})`, rows, onConflict);
+    const values = rows.map((row) => columns.map((c) => row[c] ?? null));
+    await insertValues(tx, `INSERT INTO ${table} (${columns.join(', ')}) VALUES`, `(${columns.map(() => '?').join(', ')})`, values, onConflict);
     return;
   }
-  const values = columns.map((_, i) => `value->>${i}`).join(', ');
+  const values = columns.map((c) => `value->>'${c}'`).join(', ');
   // WHERE true: without it SQLite would read ON CONFLICT as part of the SELECT's join.
+  // A field left undefined is absent from the JSON, which reads as NULL.
   await runWithRows(tx, `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values} FROM json_each(?) WHERE true ${onConflict}`, rows);
 }
 
 /**
- * PostgreSQL: `head` followed by one `tuple` per row (one `?` per value of the row), in as few
- * statements as the parameter limit allows.
+ * PostgreSQL: `head` followed by one `tuple` per row (one `?` per value of the row, in the
+ * tuple's order), in as few statements as the parameter limit allows.
  */
 export async function insertValues(tx: Queryable, head: string, tuple: string, rows: readonly unknown[][], tail = ''): Promise<void> {
   if (rows.length === 0) return;

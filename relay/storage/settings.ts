@@ -31,3 +31,11 @@ export async function addToSetting(tx: Queryable, name: string, delta: number): 
   await tx.run('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [name, String(next)]);
   return next;
 }
+
+/**
+ * Whether this relay bootstraps an empty database: relays starting together on one empty
+ * PostgreSQL database, only the one that claims it; on SQLite (one relay per file) always.
+ */
+export async function claimBootstrap(db: Db, now: string): Promise<boolean> {
+  return db.dialect !== 'postgres' || (await readOrCreateSetting(db, 'bootstrap_claimed_at', () => now)).created;
+}

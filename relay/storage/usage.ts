@@ -40,7 +40,7 @@ export function chargeUsage(tx: Queryable, charges: ReadonlyMap<string, number>,
     tx,
     'usage_counters',
     ['scope', 'month', 'used'],
-    [...charges].map(([scope, used]) => [scope, month, used]),
+    [...charges].map(([scope, used]) => ({ scope, month, used })),
     'ON CONFLICT (scope, month) DO UPDATE SET used = usage_counters.used + excluded.used',
   );
 }

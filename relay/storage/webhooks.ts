@@ -1,7 +1,7 @@
 // Webhook endpoints, their outbox (webhook_deliveries, one row per event and endpoint, written in
 // the transaction of the event) and the attempts made for each row.
-import type { Queryable, Reader } from './db.js';
-import { releaseWebhookAttempt } from './postgres/queue.js';
+import type { Db, Queryable, Reader } from './db.js';
+import { claimWebhookAttempt, releaseWebhookAttempt } from './postgres/queue.js';
 import { inValues, insertRows } from './rows.js';
 
 export interface WebhookRow {
@@ -107,7 +107,16 @@ export function insertDeliveries(tx: Queryable, deliveries: readonly NewDelivery
     tx,
     'webhook_deliveries',
     ['webhook_id', 'event_id', 'event_type', 'body', 'state', 'attempts', 'next_attempt_at', 'created_at'],
-    deliveries.map((d) => [d.webhookId, d.eventId, d.eventType, d.body, 'pending', 0, d.at, d.at]),
+    deliveries.map((d) => ({
+      webhook_id: d.webhookId,
+      event_id: d.eventId,
+      event_type: d.eventType,
+      body: d.body,
+      state: 'pending',
+      attempts: 0,
+      next_attempt_at: d.at,
+      created_at: d.at,
+    })),
   );
 }
 
@@ -148,8 +157,39 @@ export async function nextDeliveryDueAfter(q: Reader, after: string): Promise<st
   return row?.at ?? null;
 }
 
-export function deliveryProgress(q: Reader, id: number): Promise<{ attempts: number; state: string; next_attempt_at: string | null } | undefined> {
-  return q.get('SELECT attempts, state, next_attempt_at FROM webhook_deliveries WHERE id = ?', [id]);
+export interface AttemptClaim {
+  id: number;
+  /** The row's attempts when it was scanned. */
+  attempts: number;
+  /** The relay clock's now: the row must be due by then. */
+  clockNow: string;
+  /** Real time: a lease held by another relay that ran out by then is free again. */
+  realNow: string;
+  /** Real time: where several relays share the outbox, the claim's lease lasts until then. */
+  leaseUntil: string;
+}
+
+/**
+ * Whether this relay makes the row's next attempt: only while the row is still pending with the
+ * attempts it was scanned with, and due. A scan's read can start before another attempt of the
+ * same row commits and be handled after it: this fresh look (after that commit) keeps the row from
+ * being sent twice. On PostgreSQL, where other relays scan the same outbox, one conditional UPDATE
+ * decides which of them, with a lease in case this relay dies mid-attempt.
+ */
+export async function claimDeliveryAttempt(db: Db, claim: AttemptClaim): Promise<boolean> {
+  if (db.dialect === 'postgres') {
+    return claimWebhookAttempt(db, claim.id, claim.attempts, claim.clockNow, claim.realNow, claim.leaseUntil);
+  }
+  const now = await db.get<{ attempts: number; state: string; next_attempt_at: string | null }>(
+    'SELECT attempts, state, next_attempt_at FROM webhook_deliveries WHERE id = ?',
+    [claim.id],
+  );
+  return now !== undefined && now.state === 'pending' && now.attempts === claim.attempts && (now.next_attempt_at ?? '') <= claim.clockNow;
+}
+
+/** Gives up this relay's claim without an attempt (shutdown cut it short): another relay may make it. */
+export async function abandonDeliveryAttempt(db: Db, id: number): Promise<void> {
+  if (db.dialect === 'postgres') await db.write((tx) => releaseWebhookAttempt(tx, id));
 }
 
 export interface AttemptRecord {

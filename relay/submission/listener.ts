@@ -4,7 +4,8 @@
 // SMTP reply (smtpRefusal). `250` is written only after the admission committed.
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { admitEmail, type AdmissionResult } from '../domain/admission.js';
-import { parseMailbox } from '../domain/send-request.js';
+import { authenticateKey, requirePermission, type KeyPrincipal } from '../domain/auth.js';
+import { parseMailbox } from '../mail/mailbox.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import { explainListenError } from '../listen-error.js';
 import type { SubmissionEndpoint } from '../http/admin-submission.js';

@@ -6,8 +6,15 @@
 import { Agent, request } from 'undici';
 import { signWebhook } from 'raven-email-sdk';
 import type { RelayServices } from '../services.js';
-import { claimWebhookAttempt, releaseWebhookAttempt } from '../storage/postgres/queue.js';
-import { deliveryProgress, dueDeliveries, nextDeliveryDueAfter, recordAttempt, type AttemptRecord, type DueDelivery } from '../storage/webhooks.js';
+import {
+  abandonDeliveryAttempt,
+  claimDeliveryAttempt,
+  dueDeliveries,
+  nextDeliveryDueAfter,
+  recordAttempt,
+  type AttemptRecord,
+  type DueDelivery,
+} from '../storage/webhooks.js';
 import { nextAttemptAtMs, WEBHOOK_MAX_ATTEMPTS } from './schedule.js';
 import { checkWebhookUrlSyntax, createGuardedConnector, UrlPolicyError } from './url-policy.js';
 
@@ -206,32 +213,22 @@ async function attemptDelivery(ctx: AttemptContext, row: DueDelivery, signal: Ab
   const outcome = await postDelivery(ctx, row, signal);
   if (signal.aborted && ctx.stopping()) {
     // Shutdown cut it short: not an attempt, retried after restart (or at once by another relay).
-    if (db.dialect === 'postgres') await db.write((tx) => releaseWebhookAttempt(tx, row.id));
+    await abandonDeliveryAttempt(db, row.id);
     return;
   }
   await recordOutcome(ctx.services, row, number, startedMs, outcome);
 }
 
-/**
- * Whether this relay makes the row's next attempt. On PostgreSQL other relays scan the same
- * outbox: one claim (with a lease, in case this relay dies mid-attempt) decides which of them.
- */
+/** Whether this relay makes the row's next attempt (storage decides: see claimDeliveryAttempt). */
 function claimAttempt(ctx: AttemptContext, row: DueDelivery): Promise<boolean> {
-  const { db, clock } = ctx.services;
-  if (db.dialect !== 'postgres') return stillDue(ctx.services, row);
   const realNow = Date.now();
-  const leaseUntil = new Date(realNow + ctx.timeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString();
-  return claimWebhookAttempt(db, row.id, row.attempts, clock.iso(), new Date(realNow).toISOString(), leaseUntil);
-}
-
-/**
- * Whether the row as scanned is still the row to send. A scan's read can start before another
- * attempt of the same row commits and be handled after that attempt left inFlight: without this
- * fresh look (after the commit, so it sees it) the row would be sent twice.
- */
-async function stillDue(services: RelayServices, row: DueDelivery): Promise<boolean> {
-  const now = await deliveryProgress(services.db, row.id);
-  return now !== undefined && now.state === 'pending' && now.attempts === row.attempts && (now.next_attempt_at ?? '') <= services.clock.iso();
+  return claimDeliveryAttempt(ctx.services.db, {
+    id: row.id,
+    attempts: row.attempts,
+    clockNow: ctx.services.clock.iso(),
+    realNow: new Date(realNow).toISOString(),
+    leaseUntil: new Date(realNow + ctx.timeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString(),
+  });
 }
 
 /** Where a delivery stands after attempt `number`: delivered, failed (it was the last) or pending until the next. */

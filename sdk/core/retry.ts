@@ -3,7 +3,9 @@
 // jitter), and the sleep between attempts. transport.ts asks it after every failed attempt.
 import { setTimeout as delay } from 'node:timers/promises';
 import { AbortError, APIError, ConnectionError, RavenError, TimeoutError, retryAfterSeconds } from './errors.js';
-import type { HttpMethod } from './transport.js';
+
+/** The methods the API uses; whether a request may be repeated starts with its method. */
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 /** Waits are capped here: a server asking for longer gets its error back instead of a sleeping caller. */
 const MAX_RETRY_AFTER_MS = 60_000;

@@ -11,10 +11,9 @@ import {
   type RequestOptions,
   type TransportOptions,
 } from './options.js';
-import { defaultSleep, isRepeatable, isRetryable, retryDelayMs } from './retry.js';
+import { defaultSleep, isRepeatable, isRetryable, retryDelayMs, type HttpMethod } from './retry.js';
 import { VERSION } from '../version.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 export type QueryValue = string | number | boolean | null | undefined;
 
 export interface RequestSpec {

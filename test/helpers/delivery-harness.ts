@@ -1,10 +1,10 @@
 // The delivery parts composed directly, without the HTTP layer: a temporary SQLite database, the
 // SMTP sink on an ephemeral port, the sink provider and the worker, on an adjustable clock.
 // Emails are inserted the way admission stores them (email row, recipients, a ready job).
-import { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { RelayBus } from '../../relay/bus.js';
 import { Clock } from '../../relay/clock.js';
 import { defaultConfig } from '../../relay/config.js';
 import { createSinkProvider } from '../../relay/delivery/sink.js';
@@ -80,8 +80,7 @@ export async function startHarness(
   config.logLevel = 'error';
   if (options.concurrency) config.delivery.concurrency = options.concurrency;
   const clock = new Clock(0, true);
-  const bus = new EventEmitter();
-  bus.setMaxListeners(0);
+  const bus = new RelayBus();
   const services: RelayServices = {
     db,
     clock,

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { simpleParser, type AddressObject } from 'mailparser';
-import { decodeEncodedWords } from '../../relay/smtp/headers.js';
+import { decodeEncodedWords } from '../../relay/mail/headers.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 let t: TestRelay;

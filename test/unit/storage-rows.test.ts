@@ -27,7 +27,7 @@ const settings = async (prefix: string) =>
 test('insertRows stores every row, also when their JSON passes one statement\'s size cap', async () => {
   // Three values of 3 MiB: past the 8 MiB cap of one statement's JSON.
   const big = (c: string) => c.repeat(3 * 1024 * 1024);
-  await db.write((tx) => insertRows(tx, 'settings', ['name', 'value'], [['big:a', big('a')], ['big:b', big('b')], ['big:c', big('c')]]));
+  await db.write((tx) => insertRows(tx, 'settings', ['name', 'value'], [{ name: 'big:a', value: big('a') }, { name: 'big:b', value: big('b') }, { name: 'big:c', value: big('c') }]));
   const rows = await settings('big:');
   assert.deepEqual(
     rows.map((r) => [r.name, r.value.length, r.value[0]]),
@@ -37,9 +37,9 @@ test('insertRows stores every row, also when their JSON passes one statement\'s 
 
 test('insertRows of no rows runs nothing, and its ON CONFLICT clause applies', async () => {
   await db.write((tx) => insertRows(tx, 'settings', ['name', 'value'], []));
-  await db.write((tx) => insertRows(tx, 'settings', ['name', 'value'], [['c:1', 'one'], ['c:2', 'two']]));
+  await db.write((tx) => insertRows(tx, 'settings', ['name', 'value'], [{ name: 'c:1', value: 'one' }, { name: 'c:2', value: 'two' }]));
   await db.write((tx) =>
-    insertRows(tx, 'settings', ['name', 'value'], [['c:1', 'uno'], ['c:3', 'tres']], 'ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
+    insertRows(tx, 'settings', ['name', 'value'], [{ name: 'c:1', value: 'uno' }, { name: 'c:3', value: 'tres' }], 'ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
   );
   assert.deepEqual(await settings('c:'), [
     { name: 'c:1', value: 'uno' },
@@ -49,7 +49,7 @@ test('insertRows of no rows runs nothing, and its ON CONFLICT clause applies', a
 });
 
 test('inValues and inTextPairs match exactly the values given, and nothing for an empty list', async () => {
-  await db.write((tx) => insertRows(tx, 'settings', ['name', 'value'], [['in:a', 'x'], ['in:b', 'y'], ['in:c', 'x']]));
+  await db.write((tx) => insertRows(tx, 'settings', ['name', 'value'], [{ name: 'in:a', value: 'x' }, { name: 'in:b', value: 'y' }, { name: 'in:c', value: 'x' }]));
   const byName = async (names: string[]) => {
     const where = inValues(db, 'name', names);
     return (await db.all<{ name: string }>(`SELECT name FROM settings WHERE ${where.sql} ORDER BY name`, where.params)).map((r) => r.name);

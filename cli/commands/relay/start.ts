@@ -9,28 +9,9 @@ import { action } from '../../context.js';
 import { CliError, ExitCode, InterruptedError } from '../../errors.js';
 import { addHelp } from '../../help.js';
 import { renderFields, shellWord } from '../../output.js';
+import { SETTINGS, type Setting, type SettingFlags } from '../../../relay/settings-table.js';
 
-interface Options {
-  dataDir?: string;
-  database?: string;
-  host?: string;
-  port?: number;
-  smtpPort?: number;
-  submissionPort?: number;
-  smtpTlsCert?: string;
-  smtpTlsKey?: string;
-  publicHostname?: string;
-  spamd?: string;
-  dnsServer?: string[];
-  adminToken?: string;
-  testClock?: boolean;
-  allowLocalWebhooks?: boolean;
-  domain?: string;
-  upstream?: string;
-  upstreamCa?: string;
-  config?: string;
-  logLevel?: string;
-}
+type Options = Partial<SettingFlags>;
 
 /** What the banner says of the submission port's TLS. */
 const SUBMISSION_TLS = { starttls: 'STARTTLS', implicit: 'implicit TLS', none: 'no TLS' } as const;
@@ -49,26 +30,14 @@ function parsePort(flag: string) {
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 export function register(cmd: Command): void {
+  // One option per setting that has a flag (relay/settings-table.ts), in the table's order.
+  for (const row of SETTINGS as readonly Setting[]) {
+    if (!row.flag) continue;
+    if (row.kind === 'port') cmd.option(row.flag, row.help ?? '', parsePort(row.flag.split(' ')[0]!));
+    else if (row.kind === 'strings') cmd.option(row.flag, row.help ?? '', collect);
+    else cmd.option(row.flag, row.help ?? '');
+  }
   cmd
-    .option('--data-dir <dir>', 'directory for the database and secrets, created when missing (default: ./.raven)')
-    .option('--database <url>', 'store everything in PostgreSQL (postgres://...) instead of SQLite in the data dir; relays may share it (default: $RAVEN_DATABASE_URL)')
-    .option('--host <host>', 'address to bind HTTP and SMTP (default: 127.0.0.1)')
-    .option('--port <port>', 'HTTP port, 0 for a free one (default: 7700)', parsePort('--port'))
-    .option('--smtp-port <port>', 'SMTP sink port, 0 for a free one (default: 7725)', parsePort('--smtp-port'))
-    .option('--submission-port <port>', 'SMTP submission port (AUTH with an API key), 0 for a free one (default: 7587 beside the default ports, else a free one)', parsePort('--submission-port'))
-    .option('--smtp-tls-cert <file>', 'PEM certificate chain for the SMTP listener: STARTTLS is offered (with --smtp-tls-key)')
-    .option('--smtp-tls-key <file>', 'PEM private key of --smtp-tls-cert')
-    .option('--public-hostname <name>', "the relay's public DNS name: MX/SPF target of domain records, SMTP greeting")
-    .option('--spamd <host:port>', 'SpamAssassin spamd for the spam check of captured mail (default: $RAVEN_SPAMD, else none)')
-    .option('--dns-server <address>', 'DNS resolver for domain verification, ip or ip:port; repeatable (default: the system\'s)', collect)
-    .option('--admin-token <token>', 'admin API token (default: $RAVEN_ADMIN_TOKEN, else generated and stored)')
-    .option('--test-clock', 'enable the controllable test clock (/admin/v1/clock)')
-    .option('--allow-local-webhooks', 'allow webhook endpoints that are not public https:443')
-    .option('--domain <domain>', 'verified domain created in a fresh data dir (default: example.test)')
-    .option('--upstream <url>', 'deliver through this SMTP server: smtp://[user:pass@]host:port or smtps://...')
-    .option('--upstream-ca <file>', "PEM certificate authorities to trust for the upstream's TLS certificate, besides the system's (default: $RAVEN_UPSTREAM_CA_FILE)")
-    .option('--config <file>', 'JSON configuration file (flags override it, RAVEN_* variables sit between)')
-    .option('--log-level <level>', 'silent, error, warn, info or debug; logs go to stderr (default: info)')
     .action(action<Options>(async (ctx, opts) => {
       const flags: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(opts)) if (value !== undefined) flags[key] = value;

@@ -6,7 +6,7 @@ import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
 import type { DnsRecord } from 'raven-email-sdk';
 import type { RelayServices } from '../../services.js';
-import { parseHeaders } from '../../smtp/headers.js';
+import { parseHeaders } from '../../mail/headers.js';
 import { recordsOfDomainsNamed } from '../../storage/domains.js';
 import { mxHostFor } from '../../domain/sending-domains.js';
 

@@ -2,7 +2,7 @@
 // beside the HTML, and for bulk-looking mail List-Unsubscribe with one-click List-Unsubscribe-Post
 // (Gmail and Yahoo require one-click unsubscribe from bulk senders since 2024).
 import type { ParsedMail } from 'mailparser';
-import { headerValue } from '../../smtp/headers.js';
+import { headerValue } from '../../mail/headers.js';
 
 export type CheckResult = 'pass' | 'warn' | 'fail';
 

@@ -3,7 +3,7 @@
 // and passes a spam filter. Each check is its own module (Mailpit's htmlcheck, linkcheck and
 // spamassassin likewise); they run on demand, never at capture.
 import type { RelayServices } from '../../services.js';
-import { parseHeaders } from '../../smtp/headers.js';
+import { parseHeaders } from '../../mail/headers.js';
 import { extractImageUrls, extractLinks } from '../links-and-codes.js';
 import { parseMessage } from '../read-message.js';
 import { checkAuthentication } from './authentication.js';

@@ -1,7 +1,7 @@
 // A small MIME walker for the reports that come back to the `raven.` MX: multipart/report with a
 // machine-readable part (message/delivery-status, message/feedback-report) and the returned
 // message or its headers. mailparser flattens these parts into text, so we walk the tree here.
-import { parseHeaders } from '../headers.js';
+import { parseHeaders } from '../../mail/headers.js';
 
 export interface MimePart {
   headers: Array<[string, string]>;

@@ -2,7 +2,7 @@
 // internationalized form, RFC 6533) or an abuse feedback report (RFC 5965 ARF). Anything else is
 // not a report, and the listener refuses it.
 import type { DsnRecipient, FeedbackReport, ReturnedMessage } from '../../domain/feedback.js';
-import { headerValue, parseHeaders } from '../headers.js';
+import { headerValue, parseHeaders } from '../../mail/headers.js';
 import { allParts, parseMimeTree, type MimePart } from './mime-tree.js';
 
 type Fields = Array<[string, string]>;

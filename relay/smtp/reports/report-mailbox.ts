@@ -2,7 +2,7 @@
 // notifications and feedback reports come back. Only reports are taken there; each becomes the
 // outcomes it describes (domain/feedback.ts), and the message itself is not kept.
 import { applyFeedbackReport } from '../../domain/feedback.js';
-import { announceEvents } from '../../domain/timeline.js';
+import { announceEvents } from '../../bus.js';
 import type { RelayServices } from '../../services.js';
 import { isDomainKnown } from '../../storage/domains.js';
 import { readFeedbackReport } from './read-report.js';

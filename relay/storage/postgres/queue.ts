@@ -3,7 +3,7 @@
 // A relay renews the leases of the jobs it is dispatching; a lease that runs out means its relay
 // died mid-dispatch, and another relay settles the job (as delivery_unknown: never resent).
 import type { Db, Queryable } from '../db.js';
-import { NOT_PAUSED } from '../jobs.js';
+import { NOT_PAUSED } from '../delivery-control.js';
 
 export interface ClaimedJobRow {
   id: number;
@@ -22,8 +22,7 @@ export function claimJobsWithLease(tx: Queryable, now: string, limit: number, le
 }
 
 /** Extends the leases of the jobs this relay is dispatching. */
-export async function renewJobLeases(db: Db, ids: number[], leaseUntil: string): Promise<void> {
-  if (ids.length === 0) return;
+export async function renewLeases(db: Db, ids: number[], leaseUntil: string): Promise<void> {
   await db.write((tx) => tx.run("UPDATE jobs SET lease_expires_at = ? WHERE id = ANY(?) AND state = 'running'", [leaseUntil, ids]));
 }
 

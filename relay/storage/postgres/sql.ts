@@ -3,7 +3,7 @@
 //
 // Many rows or keys travel as one JSON array parameter read with SQLite's `json_each(?)` (one
 // statement whatever their number). PostgreSQL reads the same statement with json_array_elements:
-// `value` is then the element as text for `SELECT value`, and as json (so `value->>0` picks a
+// `value` is then the element as text for `SELECT value`, and as json (so `value->>'id'` picks a
 // field, as in SQLite) everywhere else.
 
 const cache = new Map<string, string>();

@@ -4,7 +4,7 @@ import { api, seg, type Schemas } from '../api';
 import { formatDateTime } from '../format';
 import { useProjectCollection, type Tenancy } from '../tenancy';
 import { Badge, CopyButton, ErrorNote, Table } from '../ui';
-import { NeedsProject } from './settings';
+import { NeedsProject } from './needs-project';
 
 export function DomainsPage({ tenancy }: { tenancy: Tenancy }) {
   const project = tenancy.project;

@@ -4,7 +4,7 @@ import { api, seg, type Schemas } from '../api';
 import { formatDateTime } from '../format';
 import { useProjectCollection, type Tenancy } from '../tenancy';
 import { confirmAction, ErrorNote, SecretOnce, Table } from '../ui';
-import { NeedsProject } from './settings';
+import { NeedsProject } from './needs-project';
 import { SubmissionPanel } from './submission-panel';
 
 export function KeysPage({ tenancy }: { tenancy: Tenancy }) {

@@ -23,7 +23,3 @@ export function SettingsPage({ page, tenancy }: { page: string; tenancy: Tenancy
   if (!found) return <p class="empty">No such page.</p>;
   return <found.Page tenancy={tenancy} />;
 }
-
-export function NeedsProject({ tenancy }: { tenancy: Tenancy }) {
-  return tenancy.project ? null : <p class="empty">Pick or create a project first (Workspaces).</p>;
-}

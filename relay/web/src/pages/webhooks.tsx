@@ -6,7 +6,7 @@ import { formatDateTime } from '../format';
 import { useProjectCollection, type Tenancy } from '../tenancy';
 import { confirmAction, ErrorNote, SecretOnce, useAction, useLoad, Table } from '../ui';
 import { EVENT_TYPES } from '../../../../sdk/enums';
-import { NeedsProject } from './settings';
+import { NeedsProject } from './needs-project';
 
 export function WebhooksPage({ tenancy }: { tenancy: Tenancy }) {
   const project = tenancy.project;

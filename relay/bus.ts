@@ -1,0 +1,56 @@
+// The relay's event bus: how a part tells the others that something committed, for the hops a
+// reader cannot follow by imports (admission -> worker, sink -> indexer -> dashboards, timeline ->
+// webhook dispatcher and listen hub). Every event and its payload is declared here once; emitters
+// and listeners are type-checked against it, and cluster-bus.ts shares with the other relays on
+// one database exactly the events marked so below.
+import { EventEmitter } from 'node:events';
+import type { StoredEvent } from './domain/timeline.js';
+import type { InboxEntry } from './storage/inbox.js';
+
+/** Each event's name and the arguments it carries. Emitted only after the change's COMMIT. */
+export interface BusEvents {
+  /** Jobs were queued or became due: the worker claims (queue/worker.ts). */
+  'jobs.ready': [];
+  /** Webhook deliveries were put in the outbox: the dispatcher scans it (webhooks/dispatcher.ts). */
+  'webhooks.ready': [];
+  /** An email's timeline gained an event: `ravenctl listen` clients get it (webhooks/listen-hub.ts). */
+  'email.event': [event: StoredEvent];
+  /** The sink stored a captured message (by id): the indexer parses it (inbox/indexer.ts). */
+  'message.captured': [messageId: string];
+  /** The indexer wrote inbox entries: open dashboards add them (dashboard/inbox-live.ts). */
+  'inbox.captured': [entries: InboxEntry[]];
+  /** Read flags or deletions changed the inbox: dashboards refresh their unread count. */
+  'inbox.changed': [];
+}
+
+export type BusEvent = keyof BusEvents;
+
+/**
+ * How each event reaches the other relays on one PostgreSQL database (cluster-bus.ts): 'local'
+ * stays in this relay; 'shared' is sent as it is; `{ oversize }` is sent, and when its payload is
+ * past NOTIFY's limit the named event is sent instead.
+ */
+export const BUS_SHARING: { readonly [E in BusEvent]: 'local' | 'shared' | { oversize: BusEvent } } = {
+  'jobs.ready': 'shared',
+  'webhooks.ready': 'shared',
+  'email.event': 'shared',
+  // Each relay indexes the mail its own sink captured.
+  'message.captured': 'local',
+  // A batch of entries too large for one notification: dashboards elsewhere reload their page.
+  'inbox.captured': { oversize: 'inbox.changed' },
+  'inbox.changed': 'shared',
+};
+
+export class RelayBus extends EventEmitter<BusEvents> {
+  constructor() {
+    super();
+    this.setMaxListeners(0);
+  }
+}
+
+/** After COMMIT: tell the webhook dispatcher and the listen hub. */
+export function announceEvents(bus: RelayBus, events: StoredEvent[]): void {
+  for (const event of events) bus.emit('email.event', event);
+  // The dispatcher scans the outbox when woken: only worth it when something was put there.
+  if (events.some((e) => e.deliveries > 0)) bus.emit('webhooks.ready');
+}
