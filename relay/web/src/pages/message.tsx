@@ -5,9 +5,10 @@ import { api, relayHasUpstream, seg, type Schemas } from '../api';
 import { formatDateTime, formatSize } from '../format';
 import { href, navigate } from '../router';
 import { confirmAction, ErrorNote, Loading, Modal, Paperclip, useAction, useLoad } from '../ui';
+import { MessageChecks } from './message-checks';
 import { MessageExtracts } from './message-extracts';
 
-type Tab = 'html' | 'text' | 'headers' | 'raw';
+type Tab = 'html' | 'text' | 'headers' | 'raw' | 'checks';
 const WIDTHS = { desktop: '100%', tablet: '768px', phone: '375px' } as const;
 
 export function MessagePage({ id }: { id: string }) {
@@ -134,9 +135,9 @@ export function MessagePage({ id }: { id: string }) {
       <MessageExtracts message={message} />
 
       <div class="tabs" role="tablist">
-        {(['html', 'text', 'headers', 'raw'] as const).map((t) => (
+        {(['html', 'text', 'headers', 'raw', 'checks'] as const).map((t) => (
           <button type="button" role="tab" key={t} aria-selected={shown === t} class={shown === t ? 'tab active' : 'tab'} onClick={() => setTab(t)} disabled={t === 'html' && !message.html}>
-            {{ html: 'HTML', text: 'Text', headers: 'Headers', raw: 'Raw' }[t]}
+            {{ html: 'HTML', text: 'Text', headers: 'Headers', raw: 'Raw', checks: 'Checks' }[t]}
           </button>
         ))}
         {shown === 'html' ? (
@@ -188,6 +189,7 @@ export function MessagePage({ id }: { id: string }) {
         </table>
       ) : null}
       {shown === 'raw' ? <RawSource path={`${base}/raw`} /> : null}
+      {shown === 'checks' ? <MessageChecks id={id} /> : null}
       {releasing ? <ReleaseDialog base={base} onClose={() => setReleasing(false)} /> : null}
     </article>
   );
