@@ -47,11 +47,14 @@ export interface Limits {
 /** The specification's recipient limit (To, CC and BCC together): the relay's default. */
 export const SPEC_MAX_RECIPIENTS = 50;
 
+/** Specification section 2: a subject is 1 to 998 characters. */
+export const MAX_SUBJECT_LENGTH = 998;
+
 /** Every reason a subject would be refused (none when it would not). */
 export function subjectProblems(subject: string): string[] {
   const problems: string[] = [];
   const length = [...subject].length;
-  if (length < 1 || length > 998) problems.push('must be 1 to 998 characters');
+  if (length < 1 || length > MAX_SUBJECT_LENGTH) problems.push(`must be 1 to ${MAX_SUBJECT_LENGTH} characters`);
   if (LINE_BREAK.test(subject) || subject.includes('\u0000')) problems.push('must not contain line breaks or NUL');
   return problems;
 }

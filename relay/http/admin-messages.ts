@@ -1,6 +1,8 @@
 // /admin/v1/messages: mail captured by the SMTP sink (CONTRACT sections 6 and 10), and the wait for it.
 import { QueryParams } from '../domain/query-params.js';
-import { isStorableText } from '../domain/storable-text.js';
+import { isStorableText, unstorableReason } from '../domain/storable-text.js';
+import { MAX_SUBJECT_LENGTH } from '../domain/send-request.js';
+import { MAX_ADDRESS_LENGTH } from '../mail/mailbox.js';
 import { ApiError } from '../errors.js';
 import type { MessageWaits, WaitFilter } from '../inbox/message-waits.js';
 import { simulatedOutcome } from '../mail/simulated.js';
@@ -35,6 +37,19 @@ function textFilter(query: QueryParams, name: string): string | undefined {
   return value.trim();
 }
 
+/**
+ * A wait's text filter. One that no message can match (unstorable, or longer than any address or
+ * subject) is a broken rule: as a filter of a list it answers an empty page, but a wait on it
+ * could only sit out its time-out.
+ */
+function waitFilter(query: QueryParams, name: string, maxLength: number): string | undefined {
+  const value = textFilter(query, name);
+  if (value === undefined) return undefined;
+  const reason = unstorableReason(value) ?? (value.length > maxLength ? `must be at most ${maxLength} characters` : undefined);
+  if (reason) query.details.push({ field: name, message: reason });
+  return value;
+}
+
 /** `?project=`: a project that exists (CONTRACT section 10), else a broken rule. */
 export async function projectParam(services: RelayServices, query: QueryParams): Promise<string | undefined> {
   const project = query.single('project');
@@ -56,8 +71,8 @@ async function listQuery(services: RelayServices, ctx: RequestContext): Promise<
 
 async function waitQuery(services: RelayServices, ctx: RequestContext): Promise<{ filter: WaitFilter; timeoutSeconds: number }> {
   const query = new QueryParams(ctx.url.searchParams);
-  const to = textFilter(query, 'to');
-  const subject = textFilter(query, 'subject');
+  const to = waitFilter(query, 'to', MAX_ADDRESS_LENGTH);
+  const subject = waitFilter(query, 'subject', MAX_SUBJECT_LENGTH);
   const project = await projectParam(services, query);
   const after = query.single('after');
   const timeoutSeconds = query.integer('timeout', { min: 1, max: MAX_WAIT_SECONDS, fallback: DEFAULT_WAIT_SECONDS });

@@ -44,8 +44,11 @@ export function parseMailbox(value: string): Mailbox | string {
   return { raw: value.trim(), name, address, domain };
 }
 
+/** CONTRACT section 2: an address is at most 254 characters. */
+export const MAX_ADDRESS_LENGTH = 254;
+
 function checkAddress(address: string): string | undefined {
-  if (address.length > 254) return 'address must be at most 254 characters';
+  if (address.length > MAX_ADDRESS_LENGTH) return `address must be at most ${MAX_ADDRESS_LENGTH} characters`;
   const at = address.lastIndexOf('@');
   if (at <= 0 || at === address.length - 1) return 'must be an address or Name <address>';
   const local = address.slice(0, at);

@@ -3536,9 +3536,9 @@ export interface operations {
     adminWaitForMessage: {
         parameters: {
             query?: {
-                /** @description An envelope recipient (case-insensitive, the exact address). */
+                /** @description An envelope recipient (case-insensitive, the exact address). A value no message can match (over 254 characters, or holding NUL) is a `validation_error` instead of a wait that can only time out. */
                 to?: string;
-                /** @description A case-insensitive substring of the decoded subject. */
+                /** @description A case-insensitive substring of the decoded subject (at most 998 characters, no NUL: else a `validation_error`). */
                 subject?: string;
                 /** @description Only messages of this project (`prj_...`); an unknown project is a `validation_error`. */
                 project?: string;

@@ -185,9 +185,12 @@ describe('input neither backend can store', () => {
     assert.ok(cases.length >= 12, `openapi.yaml declares ${cases.length} query parameters`);
     for (const { method, path, name } of cases) {
       for (const value of [NUL, '%00', '%ED%A0%80', 'x'.repeat(5000)]) {
-        const target = `${path.replace(/\{([a-z_]+)\}/g, (_, n: string) => existing(n))}?${name}=${value}`;
+        // The wait is a long poll: a value that could still match waits (1 s here) and answers 408.
+        const waits = path === '/admin/v1/messages/wait';
+        const target = `${path.replace(/\{([a-z_]+)\}/g, (_, n: string) => existing(n))}?${name}=${value}${waits && name !== 'timeout' ? '&timeout=1' : ''}`;
         const res = await call(t.url, method, target, { token: as(target) });
         if (res.status === 404 && namesUnknownId(path)) continue;
+        if (waits && res.status === 408 && res.body.error.code === 'wait_timeout') continue;
         assert.ok(res.status === 200 || res.status === 422, `${method} ${target.slice(0, 200)}: ${res.status} ${res.text.slice(0, 300)}`);
         if (res.status === 422) assert.ok(res.body.error.details.some((d: any) => d.field === name), `${method} ${path}?${name}: ${res.text}`);
       }

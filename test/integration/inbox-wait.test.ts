@@ -84,8 +84,9 @@ describe('per-project inboxes and the wait', () => {
     });
   });
 
-  test('an unknown project, a malformed timeout or an unknown after is a validation_error', async () => {
-    for (const query of ['project=prj_nope', 'timeout=0', 'timeout=121', 'timeout=abc', 'after=msg_nope', 'to=', 'to=a@x.test&to=b@x.test']) {
+  test('an unknown project, a malformed timeout, an unknown after or a filter no message can match is a validation_error', async () => {
+    const noMatch = ['to=a%00b@x.test', `to=${'a'.repeat(250)}@x.test`, 'subject=ab%00cd', `subject=${'s'.repeat(999)}`];
+    for (const query of ['project=prj_nope', 'timeout=0', 'timeout=121', 'timeout=abc', 'after=msg_nope', 'to=', 'to=a@x.test&to=b@x.test', ...noMatch]) {
       const res = await waitFor(query);
       assert.equal(res.status, 422, `${query}: ${res.text}`);
       assert.equal(res.body.error.code, 'validation_error');
