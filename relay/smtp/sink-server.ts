@@ -26,6 +26,7 @@ import type { WriteBatch } from '../storage/db.js';
 import { countSinkAttempt } from '../storage/sink-attempts.js';
 import { headerValue, parseHeaders } from '../mail/headers.js';
 import { createKeyAuth } from './key-auth.js';
+import { readData } from './read-data.js';
 import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
 import { dropConnection, sessionDeadlines } from './session-deadline.js';
 import type { ListenerTls } from './tls.js';
@@ -167,27 +168,13 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     session: SMTPServerSession,
     callback: (err?: Error | null, message?: string) => void,
   ): void {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let oversized = false;
-    stream.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (oversized) return;
-      if (stream.sizeExceeded || bytes > maxBytes) {
-        // Keep reading to the end of DATA (the client is still sending), but keep nothing.
-        oversized = true;
-        chunks.length = 0;
-        return;
-      }
-      chunks.push(chunk);
-    });
-    stream.once('end', () => {
-      if (oversized || stream.sizeExceeded) {
-        log.info('smtp', 'message refused: too large', { size: bytes, limit: maxBytes });
+    readData(stream, maxBytes, (read) => {
+      if (read.oversized) {
+        log.info('smtp', 'message refused: too large', { size: read.bytes, limit: maxBytes });
         callback(smtpError(552, `5.3.4 message exceeds the fixed maximum message size of ${maxBytes} bytes`));
         return;
       }
-      const raw = Buffer.concat(chunks, bytes);
+      const { raw } = read;
       const recipients = session.envelope.rcptTo.map((r) => r.address);
       if (recipients.some(isReportAddress)) {
         answerWhenSettled(reports.receive(raw, recipients), callback, 'cannot record a report');

@@ -12,6 +12,7 @@ import type { SubmissionEndpoint } from '../http/admin-submission.js';
 import { smtpRefusal } from '../http/error-reply.js';
 import type { RelayServices } from '../services.js';
 import { createKeyAuth } from '../smtp/key-auth.js';
+import { readData } from '../smtp/read-data.js';
 import { rewriteLibraryReplies } from '../smtp/library-replies.js';
 import { sessionDeadlines } from '../smtp/session-deadline.js';
 import type { ListenerTls } from '../smtp/tls.js';
@@ -85,29 +86,14 @@ export async function startSubmissionListener(services: RelayServices, tls: List
   }
 
   function onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void): void {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let oversized = false;
-    // A client that goes away mid-DATA destroys the stream: no 'end', nothing admitted.
-    stream.on('error', () => undefined);
-    stream.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (oversized) return;
-      if (stream.sizeExceeded || bytes > maxBytes) {
-        // Read to the end of DATA (the client is still sending), keep nothing.
-        oversized = true;
-        chunks.length = 0;
-        return;
-      }
-      chunks.push(chunk);
-    });
-    stream.once('end', () => {
-      if (oversized || stream.sizeExceeded) {
+    readData(stream, maxBytes, (read) => {
+      if (read.oversized) {
         metrics.inc('raven_submissions_total', { result: 'rejected' });
         metrics.inc('raven_submission_rejections_total', { code: 'message_too_large' });
         return callback(tooLarge());
       }
-      admit(session, Buffer.concat(chunks, bytes)).then(
+      const { raw, bytes } = read;
+      admit(session, raw).then(
         (result) => {
           metrics.inc('raven_submissions_total', { result: result.replayed ? 'replayed' : result.status === 202 ? 'accepted' : 'suppressed' });
           log.info('submission', result.replayed ? 'message replayed' : 'message admitted', { email_id: result.body.id, size: bytes });
