@@ -4,7 +4,7 @@
 // ('inbox.captured') to the open dashboards. At start it catches up on any message it missed.
 import type { RelayServices } from '../services.js';
 import { capturedForIndexing, insertInboxEntries, unindexedMessages, type InboxEntry, type NewInboxEntry } from '../storage/inbox.js';
-import { parseMessage, summarize } from './read-message.js';
+import { offload } from '../threads/work.js';
 
 const CATCH_UP_BATCH = 500;
 
@@ -23,7 +23,8 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
   async function entryFor(id: string): Promise<NewInboxEntry | undefined> {
     const row = await capturedForIndexing(db, id);
     if (!row) return undefined;
-    const summary = summarize(await parseMessage(row.raw), { from: row.envelope_from, to: JSON.parse(row.envelope_to_json) as string[] });
+    // Parsed on a worker thread (relay/threads/), here when none can.
+    const summary = await offload(log, 'inboxSummary', { raw: row.raw, envelope: { from: row.envelope_from, to: JSON.parse(row.envelope_to_json) as string[] } });
     return { seq: row.seq, id, ...summary, size: row.raw.length, email_id: row.email_id, project_id: row.project_id, received_at: row.received_at };
   }
 
@@ -31,15 +32,16 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
     while (waiting.size > 0 && !stopped) {
       const ids = [...waiting];
       waiting.clear();
-      const entries: NewInboxEntry[] = [];
-      for (const id of ids) {
-        try {
-          const entry = await entryFor(id);
-          if (entry) entries.push(entry);
-        } catch (error) {
-          log.error('inbox', 'cannot index a captured message', { message_id: id, error: (error as Error).message });
-        }
-      }
+      // All at once: the parses run side by side on the worker threads.
+      const found = await Promise.all(
+        ids.map((id) =>
+          entryFor(id).catch((error: unknown) => {
+            log.error('inbox', 'cannot index a captured message', { message_id: id, error: (error as Error).message });
+            return undefined;
+          }),
+        ),
+      );
+      const entries = found.filter((entry) => entry !== undefined);
       if (entries.length === 0) continue;
       const kept: InboxEntry[] = await db.write((tx) => insertInboxEntries(tx, entries));
       if (kept.length > 0) bus.emit('inbox.captured', kept);
