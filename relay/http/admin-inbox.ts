@@ -10,7 +10,7 @@ import { asBody } from '../domain/admin-body.js';
 import { QueryParams } from '../domain/query-params.js';
 import type { RelayServices } from '../services.js';
 import { getCapturedMessage } from '../storage/captured.js';
-import { countUnread, deleteCapturedMessage, getInboxEntry, searchInbox, setRead } from '../storage/inbox.js';
+import { countUnread, countUnreadByProject, deleteCapturedMessage, getInboxEntry, searchInbox, setRead } from '../storage/inbox.js';
 import { projectParam } from './admin-messages.js';
 import type { RequestContext } from './context.js';
 import type { Handler } from './router.js';
@@ -66,6 +66,10 @@ export function adminInboxHandlers(s: RelayServices) {
         status: 200,
         body: { messages: result.entries, next_cursor: result.nextBefore === null ? null : encodeCursor(result.nextBefore), unread },
       };
+    },
+    unread: async () => {
+      const [unread, projects] = await Promise.all([countUnread(s.db), countUnreadByProject(s.db)]);
+      return { status: 200, body: { unread, projects } };
     },
     markRead: async (ctx) => {
       const body = await readBody(ctx);

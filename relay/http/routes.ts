@@ -105,6 +105,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     route('GET', '/admin/v1/messages/:message_id/attachments/:index', admin(inbox.attachment)),
     route('POST', '/admin/v1/messages/:message_id/release', admin(inbox.release)),
     route('GET', '/admin/v1/inbox', admin(inbox.search)),
+    route('GET', '/admin/v1/inbox/unread', admin(inbox.unread)),
     upgrade('/admin/v1/inbox/live', sockets.inboxLive.upgrade),
 
     // How applications connect to SMTP submission (the dashboard's keys page).

@@ -684,12 +684,39 @@ export interface paths {
          * @description The inbox, newest first, with the unread count. `q` takes free text (subject, sender,
          *     recipients and the start of the text) and the terms `from:`, `to:`, `subject:`,
          *     `is:unread`, `is:read`, `has:attachment`, `before:` and `after:` (a date `YYYY-MM-DD`, UTC,
-         *     or an ISO 8601 time), `larger:` and `smaller:` (bytes, or `10k`, `2M`) and `project:`;
-         *     `-` before a term negates it; a value may be quoted; every term must match
-         *     (case-insensitive substrings). A term it does not know, a value it cannot read or an
-         *     unbalanced quote is free text, never an error.
+         *     or an ISO 8601 time), `larger:` and `smaller:` (bytes, or `10k`, `2M`), `project:`,
+         *     `tag:` and `message-id:`; `-` before a term negates it; a value may be quoted; every term
+         *     must match (case-insensitive substrings, except `tag:` and `message-id:`, which are exact).
+         *     `tag:name` matches a message with that tag whatever its value, `tag:name=value` only that
+         *     value; a message's tags are its API email's `tags` (mail the worker delivered) and the
+         *     comma-separated items of its `X-Tags` headers (`X-Tags: signup, plan=pro`).
+         *     `message-id:` matches the Message-ID header, given with or without its angle brackets.
+         *     A term it does not know, a value it cannot read or an unbalanced quote is free text, never
+         *     an error.
          */
         get: operations["adminSearchInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/inbox/unread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Unread captured mail, in all and per project
+         * @description What the dashboard's inbox project selector shows: the unread count of the whole inbox and
+         *     of each project that has unread mail (mail of no project counts in `unread` only). The
+         *     dashboard asks again on every frame of `/admin/v1/inbox/live`.
+         */
+        get: operations["adminInboxUnread"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1833,6 +1860,15 @@ export interface components {
             next_cursor: string | null;
             /** @description Unread messages in the whole inbox, or in the project's with `project`. */
             unread: number;
+        };
+        InboxUnread: {
+            /** @description Unread messages in the whole inbox. */
+            unread: number;
+            /** @description Each project with unread mail, by id. */
+            projects: {
+                project_id: string;
+                unread: number;
+            }[];
         };
         MarkReadRequest: {
             read: boolean;
@@ -3823,6 +3859,30 @@ export interface operations {
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminInboxUnread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The unread counts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxUnread"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
         };
     };
     adminMarkMessageRead: {
