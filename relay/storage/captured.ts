@@ -160,6 +160,7 @@ export async function getCapturedMessage(
 }
 
 export async function deleteAllCapturedMessages(tx: Queryable): Promise<void> {
+  await tx.run('DELETE FROM inbox_tags');
   await tx.run('DELETE FROM inbox_entries');
   await tx.run('DELETE FROM captured_recipients');
   await tx.run('DELETE FROM captured_messages');
