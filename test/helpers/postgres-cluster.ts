@@ -66,6 +66,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       adminToken: ADMIN_TOKEN,
       config: configFile,
       extraArgs: ['--database', database.url, ...(options.extraArgs ?? []), ...(options.relayArgs?.(i) ?? [])],
+      // Three relays compiling through tsx at once on a loaded 2-core machine take more than 20 s.
+      startTimeoutMs: 60_000,
     });
     relays.push(relay);
     return relay;
