@@ -81,6 +81,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     route('POST', '/admin/v1/webhooks/:webhook_id/rotate-secret', admin(webhooks.rotateSecret)),
     route('POST', '/admin/v1/webhooks/:webhook_id/disable', admin(webhooks.disable)),
     route('POST', '/admin/v1/webhooks/:webhook_id/enable', admin(webhooks.enable)),
+    route('POST', '/admin/v1/webhooks/:webhook_id/recover', admin(webhooks.recover)),
     route('POST', '/admin/v1/webhooks/:webhook_id/deliveries/:event_id/resend', admin(emailLog.resendDelivery)),
 
     // A project's emails as the dashboard's email log shows them.

@@ -14,7 +14,7 @@ import {
   type InboxEntry,
   type NewInboxEntry,
 } from '../storage/inbox.js';
-import { parseMessage, summarize } from './read-message.js';
+import { offload } from '../threads/work.js';
 import { searchTermsOf } from './search-terms.js';
 
 const CATCH_UP_BATCH = 500;
@@ -42,7 +42,8 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
   async function entryFor(id: string): Promise<NewInboxEntry | undefined> {
     const row = await capturedForIndexing(db, id);
     if (!row) return undefined;
-    const summary = summarize(await parseMessage(row.raw), { from: row.envelope_from, to: JSON.parse(row.envelope_to_json) as string[] });
+    // Parsed on a worker thread (relay/threads/), here when none can.
+    const summary = await offload(log, 'inboxSummary', { raw: row.raw, envelope: { from: row.envelope_from, to: JSON.parse(row.envelope_to_json) as string[] } });
     return {
       seq: row.seq,
       id,
@@ -59,15 +60,16 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
     while (waiting.size > 0 && !stopped) {
       const ids = [...waiting];
       waiting.clear();
-      const entries: NewInboxEntry[] = [];
-      for (const id of ids) {
-        try {
-          const entry = await entryFor(id);
-          if (entry) entries.push(entry);
-        } catch (error) {
-          log.error('inbox', 'cannot index a captured message', { message_id: id, error: (error as Error).message });
-        }
-      }
+      // All at once: the parses run side by side on the worker threads.
+      const found = await Promise.all(
+        ids.map((id) =>
+          entryFor(id).catch((error: unknown) => {
+            log.error('inbox', 'cannot index a captured message', { message_id: id, error: (error as Error).message });
+            return undefined;
+          }),
+        ),
+      );
+      const entries = found.filter((entry) => entry !== undefined);
       if (entries.length === 0) continue;
       const kept: InboxEntry[] = await db.write((tx) => insertInboxEntries(tx, entries));
       if (kept.length > 0) bus.emit('inbox.captured', kept);

@@ -176,17 +176,26 @@ const likeSubstring = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${
 /** An FTS5 phrase: the term in double quotes, its own quotes doubled. */
 const phrase = (term: string) => `"${term.replace(/"/g, '""')}"`;
 
+/** Where a page of the inbox ends: its last entry (the API's cursor encodes it). */
+export interface InboxCursor {
+  seq: number;
+  receivedAt: string;
+}
+
 /**
- * A page of the inbox, newest first, after the entry with seq `before`. Terms of three characters
- * or more go to the trigram index (inbox_search, walked newest first from the cursor); shorter
- * ones are instr() over the lower-cased columns; is:unread reads the partial index. A page stops
- * after `limit + 1` matches.
+ * A page of the inbox, newest first, after the `before` entry. Terms of three characters or more
+ * go to the trigram index (inbox_search, walked newest first from the cursor); without one, the
+ * first tag: term's rows (inbox_tags) are walked; without either, the entries: by capture time
+ * when a before:/after: term bounds it (inbox_by_received, from the bound: the oldest mail is a
+ * lookup, not a walk past everything newer), else by the primary key (or a message-id:'s index,
+ * or is:unread's partial index). Terms under three characters are instr() over the lower-cased
+ * columns. A page stops after `limit + 1` matches.
  */
 export async function searchInbox(
   db: Pick<Db, 'all' | 'dialect'>,
   search: InboxSearch,
-  page: { before?: number; limit: number },
-): Promise<{ entries: InboxEntry[]; nextBefore: number | null }> {
+  page: { before?: InboxCursor; limit: number },
+): Promise<{ entries: InboxEntry[]; next: InboxCursor | null }> {
   const where: string[] = [];
   const params: unknown[] = [];
   const match: string[] = [];
@@ -259,31 +268,36 @@ export async function searchInbox(
   }
 
   let sql: string;
+  const bySeq = (column: string) => {
+    if (page.before === undefined) return;
+    where.unshift(`${column} < ?`);
+    params.unshift(page.before.seq);
+  };
   if (match.length > 0) {
-    if (page.before !== undefined) {
-      where.unshift('s.rowid < ?');
-      params.unshift(page.before);
-    }
+    bySeq('s.rowid');
     sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
              FROM inbox_search s JOIN inbox_entries e ON e.message_seq = s.rowid
             WHERE inbox_search MATCH ? ${where.map((w) => `AND ${w}`).join(' ')}
             ORDER BY s.rowid DESC LIMIT ?`;
     params.unshift(match.join(' AND '));
   } else if (drivingTag !== undefined) {
-    if (page.before !== undefined) {
-      where.unshift('d.message_seq < ?');
-      params.unshift(page.before);
-    }
+    bySeq('d.message_seq');
     sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
              FROM inbox_tags d JOIN inbox_entries e ON e.message_seq = d.message_seq
             WHERE d.term = ? ${where.map((w) => `AND ${w}`).join(' ')}
             ORDER BY d.message_seq DESC LIMIT ?`;
     params.unshift(drivingTag);
-  } else {
+  } else if (search.received.length > 0 && search.messageIds.length === 0) {
+    // Newest first by capture time (capture order but for a clock set back), from the bound.
     if (page.before !== undefined) {
-      where.push('e.message_seq < ?');
-      params.push(page.before);
+      where.push('(e.received_at, e.message_seq) < (?, ?)');
+      params.push(page.before.receivedAt, page.before.seq);
     }
+    const indexed = db.dialect === 'postgres' ? '' : 'INDEXED BY inbox_by_received';
+    sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e ${indexed} WHERE ${where.join(' AND ')}
+            ORDER BY e.received_at DESC, e.message_seq DESC LIMIT ?`;
+  } else {
+    bySeq('e.message_seq');
     // The partial index serves is:unread (unless a Message-ID, rarer still, has its own); otherwise the primary key walks newest first.
     const indexed = search.unread === true && search.messageIds.length === 0 && db.dialect !== 'postgres' ? 'INDEXED BY inbox_unread' : '';
     sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e ${indexed} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
@@ -293,7 +307,7 @@ export async function searchInbox(
   const entries = rows.slice(0, page.limit);
   return {
     entries: entries.map(entryView),
-    nextBefore: rows.length > page.limit ? entries[entries.length - 1]!.message_seq : null,
+    next: rows.length > page.limit ? { seq: entries[entries.length - 1]!.message_seq, receivedAt: entries[entries.length - 1]!.received_at } : null,
   };
 }
 

@@ -94,6 +94,24 @@ describe('inbox search terms', () => {
     assert.deepEqual(await subjects('-is:unread'), []);
   });
 
+  test('a search bounded by before:/after: pages by capture time, newest first, each message once', async () => {
+    const all = await subjects('');
+    const seen: string[] = [];
+    let cursor = '';
+    for (let pages = 0; pages < 10; pages++) {
+      const res = await t.admin('GET', `/admin/v1/inbox?limit=1&q=${encodeURIComponent('after:2000-01-01 before:2999-01-01')}${cursor ? `&cursor=${cursor}` : ''}`);
+      assert.equal(res.status, 200, res.text);
+      seen.push(...res.body.messages.map((m: { subject: string }) => m.subject));
+      if (res.body.next_cursor === null) break;
+      cursor = res.body.next_cursor;
+    }
+    assert.deepEqual([...seen].sort(), all);
+    const newestFirst = (await t.admin('GET', '/admin/v1/inbox')).body.messages.map((m: { subject: string }) => m.subject);
+    assert.deepEqual(seen, newestFirst);
+    const bad = await t.admin('GET', `/admin/v1/inbox?cursor=${Buffer.from('i2:1:yesterday').toString('base64url')}`);
+    assert.equal(bad.status, 422, bad.text);
+  });
+
   test('unknown terms, unreadable values and unbalanced quotes are free text; over 500 characters is 422', async () => {
     assert.deepEqual(await subjects('colour:blue'), []);
     assert.deepEqual(await subjects('after:someday'), []);

@@ -19,5 +19,9 @@ ALTER TABLE inbox_entries ADD COLUMN header_message_id TEXT;
 CREATE INDEX inbox_by_message_id ON inbox_entries(header_message_id, message_seq);
 CREATE INDEX inbox_terms_pending ON inbox_entries(message_seq) WHERE header_message_id IS NULL;
 
+-- before: and after: walk the entries by capture time from their bound (storage/inbox.ts): the
+-- oldest mail is found without walking past everything newer.
+CREATE INDEX inbox_by_received ON inbox_entries(received_at, message_seq);
+
 -- The dashboard's project selector: unread messages per project, from the unread rows alone.
 CREATE INDEX inbox_unread_by_project ON inbox_entries(project_id) WHERE read_at IS NULL;
