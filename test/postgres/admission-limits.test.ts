@@ -100,11 +100,8 @@ describe('rate windows across three relays (the specification values)', () => {
     assert.ok(fullestWindow(all, 1000) <= 200, `workspace: ${fullestWindow(all, 1000)} in a second (${codes(results)})`);
     // How close the load came to the windows (on a slow machine it may not reach them: they hold either way).
     t.diagnostic(`fullest second: workspace ${fullestWindow(all, 1000)}, keys ${live.map((k) => fullestWindow(byKey.get(k.keyId) ?? [], 1000)).join(' / ')}; ${codes(results)}`);
-    // The development key's burst fits in a minute: exactly its 15 were admitted, through any relay.
-    assert.equal(byKey.get(dev.keyId)?.length, 15, codes(results));
-    assert.ok(fullestWindow(byKey.get(dev.keyId)!, 60_000) <= 15);
-    // Every relay refuses the development key now: the window is the database's.
-    for (const i of [0, 1, 2]) assert.equal((await send(cluster, i, dev)).status, 429);
+    // The development key's four lanes filled its minute through all three relays, and no more.
+    assert.equal(fullestWindow(byKey.get(dev.keyId) ?? [], 60_000), 15, codes(results));
   });
 
   test('50 concurrent requests with one Idempotency-Key over three relays give one email, while the key is at its limit', async () => {
