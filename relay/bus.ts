@@ -5,6 +5,7 @@
 // one database exactly the events marked so below.
 import { EventEmitter } from 'node:events';
 import type { StoredEvent } from './domain/timeline.js';
+import type { CheckSummary } from 'raven-email-sdk';
 import type { InboxEntry } from './storage/inbox.js';
 
 /** Each event's name and the arguments it carries. Emitted only after the change's COMMIT. */
@@ -21,6 +22,8 @@ export interface BusEvents {
   'inbox.captured': [entries: InboxEntry[]];
   /** Read flags or deletions changed the inbox: dashboards refresh their unread count. */
   'inbox.changed': [];
+  /** Checks badges were computed and cached: open dashboards show them (inbox/checks/summaries.ts). */
+  'inbox.checked': [summaries: Array<{ id: string; checks: CheckSummary }>];
 }
 
 export type BusEvent = keyof BusEvents;
@@ -39,6 +42,8 @@ export const BUS_SHARING: { readonly [E in BusEvent]: 'local' | 'shared' | { ove
   // A batch of entries too large for one notification: dashboards elsewhere reload their page.
   'inbox.captured': { oversize: 'inbox.changed' },
   'inbox.changed': 'shared',
+  // A dashboard on another relay may show the message: its list's page request queued it here.
+  'inbox.checked': { oversize: 'inbox.changed' },
 };
 
 export class RelayBus extends EventEmitter<BusEvents> {
