@@ -148,11 +148,18 @@ export function renderCapturedMessage(message: CapturedMessage, paint: Paint): s
 }
 
 /** Delivery attempts, oldest first: a line per attempt, then its SMTP conversation indented. */
+/** ` (TLSv1.3, certificate verified)`, ` (TLS refused: certificate not verified)`, or nothing without TLS. */
+function tlsNote(a: DeliveryAttempt): string {
+  if (a.certificate_verified === false) return ' (TLS refused: certificate not verified)';
+  if (!a.tls) return '';
+  return ` (${a.tls_version ?? 'TLS'}${a.certificate_verified ? ', certificate verified' : ''})`;
+}
+
 export function renderAttempts(attempts: DeliveryAttempt[], paint: Paint): string {
   if (attempts.length === 0) return paint('dim', 'No delivery attempts yet.');
   return attempts
     .map((a) => {
-      const where = a.host === null ? a.provider : `${a.provider} ${a.host}:${a.port}${a.tls ? ' (TLS)' : ''}`;
+      const where = a.host === null ? a.provider : `${a.provider} ${a.host}:${a.port}${tlsNote(a)}`;
       const head = `${paint('dim', a.started_at)}  #${a.attempt} ${a.recipient}  ${paint(statusStyle(a.outcome), a.outcome)}  ${where}`;
       const lines = [head];
       if (a.reply) lines.push(`  reply: ${a.reply}`);

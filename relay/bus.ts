@@ -29,21 +29,19 @@ export interface BusEvents {
 export type BusEvent = keyof BusEvents;
 
 /**
- * How each event reaches the other relays on one PostgreSQL database (cluster-bus.ts): 'local'
- * stays in this relay; 'shared' is sent as it is; `{ oversize }` is sent, and when its payload is
- * past NOTIFY's limit the named event is sent instead.
+ * Which events reach the other relays on one PostgreSQL database (cluster-bus.ts), with their
+ * payload whole whatever its size: 'shared' ones do, 'local' ones stay in this relay.
  */
-export const BUS_SHARING: { readonly [E in BusEvent]: 'local' | 'shared' | { oversize: BusEvent } } = {
+export const BUS_SHARING: { readonly [E in BusEvent]: 'local' | 'shared' } = {
   'jobs.ready': 'shared',
   'webhooks.ready': 'shared',
   'email.event': 'shared',
   // Each relay indexes the mail its own sink captured.
   'message.captured': 'local',
-  // A batch of entries too large for one notification: dashboards elsewhere reload their page.
-  'inbox.captured': { oversize: 'inbox.changed' },
+  'inbox.captured': 'shared',
   'inbox.changed': 'shared',
   // A dashboard on another relay may show the message: its list's page request queued it here.
-  'inbox.checked': { oversize: 'inbox.changed' },
+  'inbox.checked': 'shared',
 };
 
 export class RelayBus extends EventEmitter<BusEvents> {

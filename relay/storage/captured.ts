@@ -167,6 +167,7 @@ export async function getCapturedMessage(
 }
 
 export async function deleteAllCapturedMessages(tx: Queryable): Promise<void> {
+  await tx.run('DELETE FROM inbox_tags');
   await tx.run('DELETE FROM inbox_entries');
   await deleteCheckSummaries(tx);
   await tx.run('DELETE FROM captured_recipients');

@@ -5,7 +5,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, seg, type InboxEntry, type Schemas } from '../api';
 import { CheckBadge, SeenChecks } from '../check-badge';
 import { formatSize, formatTime } from '../format';
-import { connectInboxLive } from '../live';
+import { connectInboxLive, watchUnreadByProject } from '../live';
 import { navigate } from '../router';
 import { confirmAction, ErrorNote, messageOf, Paperclip } from '../ui';
 
@@ -22,6 +22,8 @@ export const SEARCH_TERMS: Array<[string, string]> = [
   ['after:2026-11-01, before:2026-12-01', 'captured after or before a date (UTC)'],
   ['larger:10k, smaller:2M', 'by size'],
   ['project:prj_...', "one project's mail"],
+  ['tag:signup, tag:plan=pro', 'a tag (any value, or that value): the API email\'s tags or the X-Tags header'],
+  ['message-id:<id@host>', 'the Message-ID header, exactly (brackets optional)'],
   ['-from:bot', 'a - before any term excludes what it matches'],
 ];
 
@@ -43,6 +45,9 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
   const [messages, setMessages] = useState<InboxEntry[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [unread, setUnread] = useState(0);
+  const [counts, setCounts] = useState<Schemas['InboxUnread'] | undefined>(undefined);
+  useEffect(() => watchUnreadByProject(setCounts), []);
+  const unreadLabel = (n: number | undefined) => (n ? ` · ${n} unread` : '');
   const [selected, setSelected] = useState(0);
   const [error, setError] = useState<string | undefined>(undefined);
   const [loaded, setLoaded] = useState(false);
@@ -195,10 +200,11 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
             </div>
           </details>
           <select value={project} onChange={(e) => setProject((e.target as HTMLSelectElement).value)} aria-label="Inbox project">
-            <option value="">All projects</option>
+            <option value="">All projects{unreadLabel(counts?.unread)}</option>
             {projects.map((p) => (
               <option value={p.id} key={p.id}>
                 {p.name}
+                {unreadLabel(counts?.projects.find((c) => c.project_id === p.id)?.unread)}
               </option>
             ))}
           </select>
