@@ -197,8 +197,9 @@ export async function listDeliveries(s: RelayServices, webhookId: string) {
   return {
     deliveries: rows.map((r) => {
       const delivered = r.status_code !== null && r.status_code >= 200 && r.status_code < 300;
-      // The next attempt follows from the schedule: the previous attempt's time plus its delay.
-      const next = delivered ? null : nextAttemptAtMs(r.attempt, Date.parse(r.attempted_at));
+      // The latest attempt of a pending delivery shows when the next one is due (a resend or a
+      // recover makes it due now); an earlier attempt's follows from the schedule.
+      const next = r.pending_next_at !== null ? Date.parse(r.pending_next_at) : delivered ? null : nextAttemptAtMs(r.attempt, Date.parse(r.attempted_at));
       return {
         event_id: r.event_id,
         event_type: r.event_type,

@@ -27,6 +27,8 @@ export interface AttemptRow {
   response_body: string | null;
   /** Whether the answer was longer than what response_body keeps. */
   response_truncated: boolean;
+  /** When the delivery's next attempt is due if this is its latest attempt and it is pending; null otherwise. */
+  pending_next_at: string | null;
 }
 
 export interface DueDelivery {
@@ -122,7 +124,8 @@ export function attemptAnswer(r: { duration_ms: number | string | null; response
 /** The endpoint's attempts, newest first. */
 export async function listAttempts(q: Reader, webhookId: string, limit: number): Promise<AttemptRow[]> {
   const rows = await q.all<Omit<AttemptRow, 'response_truncated'> & { response_truncated: number | null }>(
-    `SELECT d.event_id, d.event_type, a.attempt, a.status_code, a.error, a.attempted_at, ${ATTEMPT_ANSWER_COLUMNS}
+    `SELECT d.event_id, d.event_type, a.attempt, a.status_code, a.error, a.attempted_at, ${ATTEMPT_ANSWER_COLUMNS},
+            CASE WHEN d.state = 'pending' AND a.attempt = d.attempts THEN d.next_attempt_at END AS pending_next_at
        FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
       WHERE d.webhook_id = ?
       ORDER BY a.attempted_at DESC, a.id DESC

@@ -109,7 +109,7 @@ export async function createEndpoint(t: TestRelay, url: string, events: string[]
 }
 
 /** One entry of GET /admin/v1/webhooks/{id}/deliveries: the stored attempt and when the next is due. */
-export type AttemptView = AttemptRow & { next_attempt_at: string | null };
+export type AttemptView = Omit<AttemptRow, 'pending_next_at'> & { next_attempt_at: string | null };
 
 /**
  * Writes an endpoint straight into the database, past the creation-time checks: as if its URL had

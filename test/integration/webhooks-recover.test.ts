@@ -103,6 +103,32 @@ describe('recover after a receiver outage', () => {
     assert.equal(receiver.requests.length, 16);
   });
 
+  test('recovered on a disabled endpoint, a delivery waits due now (its latest attempt says so) and goes once enabled', async () => {
+    receiver.answer = () => ({ status: 500 });
+    const from = (await t.admin('GET', '/admin/v1/clock')).body.now;
+    assert.equal((await t.send({ subject: 'third' })).status, 202);
+    const before = (await deliveries(t, hook.id)).length;
+    await waitForAttempts(t, hook.id, before + 1);
+    for (const [i, delay] of WEBHOOK_RETRY_DELAYS_SECONDS.entries()) {
+      await advanceClock(t, delay);
+      await waitForAttempts(t, hook.id, before + i + 2);
+    }
+    assert.equal((await t.admin('POST', `/admin/v1/webhooks/${hook.id}/disable`)).status, 200);
+    const done = await recover({ since: from });
+    assert.equal(done.body.count, 1);
+    const now = (await t.admin('GET', '/admin/v1/clock')).body.now;
+    const [latest] = await deliveries(t, hook.id);
+    assert.equal(latest!.attempt, 7);
+    assert.ok(latest!.next_attempt_at !== null && latest!.next_attempt_at <= now, `due now: ${JSON.stringify(latest)}`);
+
+    receiver.answer = () => ({ status: 200 });
+    const seen = receiver.requests.length;
+    assert.equal((await t.admin('POST', `/admin/v1/webhooks/${hook.id}/enable`)).status, 200);
+    await receiver.waitForCount(seen + 1);
+    const [eighth] = await waitForAttempts(t, hook.id, before + 8);
+    assert.deepEqual([eighth!.attempt, eighth!.status_code, eighth!.next_attempt_at], [8, 200, null]);
+  });
+
   test('bad input: a time in the future, no since, a bad time, until not after since, unknown fields: 422; unknown endpoint: 404', async () => {
     const now = Date.parse((await t.admin('GET', '/admin/v1/clock')).body.now);
     const future = new Date(now + 3_600_000).toISOString();

@@ -163,21 +163,27 @@ function Deliveries({ webhookId }: { webhookId: string }) {
       </div>
       <Recover webhookId={webhookId} onDone={reload} />
       {data && data.deliveries.length === 0 ? <p class="muted">No attempt yet.</p> : null}
-      <Table columns={['Event', 'Attempt', 'Time', 'Status', 'Took', 'Answer', 'Error', 'Next attempt', '']}>
+      <Table columns={['Event', 'Attempt', 'Time', 'Status', 'Took', 'Answer', 'Next attempt', '']}>
           {data?.deliveries.map((d) => (
             <tr key={`${d.event_id}-${d.attempt}`} data-event={d.event_id} data-attempt={d.attempt}>
               <td>
-                {d.event_type} <code class="muted">{d.event_id}</code>
+                <span class="nowrap">{d.event_type}</span>
+                <div>
+                  <code class="muted small">{d.event_id}</code>
+                </div>
               </td>
               <td>{d.attempt}</td>
-              <td class="nowrap">{formatDateTime(d.attempted_at)}</td>
-              <td class="status-code">{d.status_code ?? '—'}</td>
+              <td>{formatDateTime(d.attempted_at)}</td>
+              <td class="status-code">
+                {d.status_code ?? '—'}
+                {/* The error says more than the status only when there is none, or it was a redirect. */}
+                {d.error && d.error !== `HTTP ${d.status_code}` ? <div class="muted small error-text">{d.error}</div> : null}
+              </td>
               <td class="nowrap took">{took(d.duration_ms)}</td>
               <td class="answer-cell">
                 <AnswerExcerpt body={d.response_body} truncated={d.response_truncated} />
               </td>
-              <td>{d.error ?? ''}</td>
-              <td class="nowrap">{d.next_attempt_at ? formatDateTime(d.next_attempt_at) : '—'}</td>
+              <td>{d.next_attempt_at ? formatDateTime(d.next_attempt_at) : '—'}</td>
               <td class="right">
                 <button type="button" class="small" onClick={() => resend(d.event_id)}>
                   Resend now
