@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 import { startCluster, waitFor, type Cluster } from '../helpers/postgres-cluster.js';
+import { fullestWindow } from '../helpers/sliding-window.js';
 
 const LIMITS = {
   // The two production keys together stay under the workspace's window, which the development
@@ -58,18 +59,6 @@ async function post(url: string, key: string, idempotencyKey: string, body: unkn
   } catch {
     return { status: 0, body: 'network error' };
   }
-}
-
-/** The most admissions (their times, ms) that any sliding window of `windowMs` holds. */
-function fullestWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let fullest = 0;
-  let start = 0;
-  for (let end = 0; end < sorted.length; end++) {
-    while (sorted[start]! <= sorted[end]! - windowMs) start++;
-    fullest = Math.max(fullest, end - start + 1);
-  }
-  return fullest;
 }
 
 describe('chaos: three relays under load, each killed -9 and restarted, PostgreSQL restarted', () => {
