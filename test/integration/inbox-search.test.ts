@@ -134,6 +134,8 @@ describe('tag: and message-id: (migration 0016)', () => {
     ] as const) {
       const sent = await t.send({ subject, tags });
       assert.equal(sent.status, 202, sent.text);
+      // Captured before the raw ones below, so the paging test knows the order.
+      assert.equal((await t.waitForFinal(sent.body.id)).status, 'delivered');
     }
     // Raw SMTP into the sink: X-Tags headers (Mailpit's form, two of them) and Message-IDs.
     const transport = nodemailer.createTransport({ host: t.relay.smtpHost, port: t.relay.smtpPort, ignoreTLS: true });
