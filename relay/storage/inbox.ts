@@ -1,6 +1,7 @@
 // The dashboard's inbox: inbox_entries (one narrow row per captured message), its search and
 // paging, read flags, and deleting captured mail with its entry.
 import type { InboxEntry } from 'raven-email-sdk';
+import { deleteCheckSummaries } from './check-summaries.js';
 import type { Db, Queryable } from './db.js';
 import { insertRows } from './rows.js';
 
@@ -350,6 +351,7 @@ export async function setRead(tx: Queryable, id: string, read: boolean, now: str
 export async function deleteCapturedMessage(tx: Queryable, id: string): Promise<boolean> {
   await tx.run('DELETE FROM inbox_tags WHERE message_seq IN (SELECT message_seq FROM inbox_entries WHERE id = ?)', [id]);
   await tx.run('DELETE FROM inbox_entries WHERE id = ?', [id]);
+  await deleteCheckSummaries(tx, id);
   await tx.run('DELETE FROM captured_recipients WHERE message_id = ?', [id]);
   const { changes } = await tx.run('DELETE FROM captured_messages WHERE id = ?', [id]);
   return changes > 0;
