@@ -5,6 +5,7 @@
 // one database exactly the events marked so below.
 import { EventEmitter } from 'node:events';
 import type { StoredEvent } from './domain/timeline.js';
+import type { CheckSummary } from 'raven-email-sdk';
 import type { InboxEntry } from './storage/inbox.js';
 
 /** Each event's name and the arguments it carries. Emitted only after the change's COMMIT. */
@@ -15,12 +16,17 @@ export interface BusEvents {
   'webhooks.ready': [];
   /** An email's timeline gained an event: `ravenctl listen` clients get it (webhooks/listen-hub.ts). */
   'email.event': [event: StoredEvent];
-  /** The sink stored a captured message (by id): the indexer parses it (inbox/indexer.ts). */
-  'message.captured': [messageId: string];
-  /** The indexer wrote inbox entries: open dashboards add them (dashboard/inbox-live.ts). */
+  /**
+   * The sink stored a captured message (by id), with its inbox entry when it could parse it first
+   * (`indexed`); else the indexer parses it (inbox/indexer.ts).
+   */
+  'message.captured': [messageId: string, indexed: boolean];
+  /** The sink or the indexer wrote inbox entries: open dashboards add them (dashboard/inbox-live.ts). */
   'inbox.captured': [entries: InboxEntry[]];
   /** Read flags or deletions changed the inbox: dashboards refresh their unread count. */
   'inbox.changed': [];
+  /** Checks badges were computed and cached: open dashboards show them (inbox/checks/summaries.ts). */
+  'inbox.checked': [summaries: Array<{ id: string; checks: CheckSummary }>];
 }
 
 export type BusEvent = keyof BusEvents;
@@ -37,6 +43,8 @@ export const BUS_SHARING: { readonly [E in BusEvent]: 'local' | 'shared' } = {
   'message.captured': 'local',
   'inbox.captured': 'shared',
   'inbox.changed': 'shared',
+  // A dashboard on another relay may show the message: its list's page request queued it here.
+  'inbox.checked': 'shared',
 };
 
 export class RelayBus extends EventEmitter<BusEvents> {
