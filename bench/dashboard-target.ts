@@ -4,7 +4,8 @@
 // Fills the captured mail straight into the relay's tables (the raw message and its inbox entry
 // with its search terms, as the sink and the indexer would write them), on SQLite in the data
 // directory or on the PostgreSQL database given, then sends {url, smtpPort, adminToken, fillMs}
-// over IPC and answers {cmd: 'memory'} -> {rss} and {cmd: 'stop'} -> {rss}, then exits.
+// over IPC and answers {cmd: 'memory'} -> {rss}, {cmd: 'cpu'} -> process.cpuUsage() and
+// {cmd: 'stop'} -> {rss}, then exits.
 //
 // The mail, message i of n, one second apart from 2026-11-01T00:00:00Z: a quarter from each of
 // four senders; to one of 500 users; the subject `Your receipt #i`; Message-ID
@@ -12,6 +13,7 @@
 // or `newsletter` (a third), and `vip` on ten messages; a quarter in each of the projects
 // prj_bench_a and prj_bench_b, the rest in none; every hundredth with a 20 KB attachment;
 // every other one read.
+import pg from 'pg';
 import { startRelay } from '../relay/app.js';
 import { searchTermsOf } from '../relay/inbox/search-terms.js';
 import { insertCapturedMessages } from '../relay/storage/captured.js';
@@ -79,14 +81,25 @@ for (let done = 0; done < COUNT; done += BATCH) {
     await tx.run('UPDATE inbox_entries SET read_at = received_at WHERE message_seq >= ? AND message_seq % 2 = 0', [Math.min(...seqs.values())]);
   });
 }
-// PostgreSQL's autovacuum analyzes a table after a large insert; the bench does not wait for it.
-if (database) await db.write((tx) => tx.run('ANALYZE'));
+// PostgreSQL's autovacuum vacuums and analyzes a table after a large insert (statistics for the
+// planner, the visibility map for index-only scans, GIN pending lists merged); the bench does it
+// at once rather than wait for it. VACUUM cannot run in a transaction: a connection of its own.
+if (database) {
+  const client = new pg.Client({ connectionString: database });
+  await client.connect();
+  await client.query('VACUUM ANALYZE');
+  await client.end();
+}
 const fillMs = performance.now() - started;
 
 process.send!({ url: relay.httpUrl, smtpPort: relay.smtpPort, adminToken: ADMIN_TOKEN, fillMs });
-process.on('message', async (message: { cmd: 'memory' | 'stop' }) => {
+process.on('message', async (message: { cmd: 'memory' | 'cpu' | 'stop' }) => {
   if (message.cmd === 'memory') {
     process.send!({ rss: process.memoryUsage().rss });
+    return;
+  }
+  if (message.cmd === 'cpu') {
+    process.send!(process.cpuUsage());
     return;
   }
   const rss = process.memoryUsage().rss;

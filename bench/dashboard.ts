@@ -34,7 +34,7 @@ export interface Target {
   smtpPort: number;
   adminToken: string;
   fillMs: number;
-  ask<T>(cmd: 'memory' | 'stop'): Promise<T>;
+  ask<T>(cmd: 'memory' | 'cpu' | 'stop'): Promise<T>;
 }
 
 /** The relay with `messages` captured messages (bench/dashboard-target.ts), on SQLite in `dir` or on `database`. */

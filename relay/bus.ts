@@ -5,6 +5,7 @@
 // one database exactly the events marked so below.
 import { EventEmitter } from 'node:events';
 import type { StoredEvent } from './domain/timeline.js';
+import type { CheckSummary } from 'raven-email-sdk';
 import type { InboxEntry } from './storage/inbox.js';
 
 /** Each event's name and the arguments it carries. Emitted only after the change's COMMIT. */
@@ -21,6 +22,8 @@ export interface BusEvents {
   'inbox.captured': [entries: InboxEntry[]];
   /** Read flags or deletions changed the inbox: dashboards refresh their unread count. */
   'inbox.changed': [];
+  /** Checks badges were computed and cached: open dashboards show them (inbox/checks/summaries.ts). */
+  'inbox.checked': [summaries: Array<{ id: string; checks: CheckSummary }>];
 }
 
 export type BusEvent = keyof BusEvents;
@@ -37,6 +40,8 @@ export const BUS_SHARING: { readonly [E in BusEvent]: 'local' | 'shared' } = {
   'message.captured': 'local',
   'inbox.captured': 'shared',
   'inbox.changed': 'shared',
+  // A dashboard on another relay may show the message: its list's page request queued it here.
+  'inbox.checked': 'shared',
 };
 
 export class RelayBus extends EventEmitter<BusEvents> {

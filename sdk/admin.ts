@@ -44,6 +44,7 @@ export type CapturedMessageList = Schemas['CapturedMessageList'];
 export type CapturedMessage = Schemas['CapturedMessage'];
 export type InboxEntry = Schemas['InboxEntry'];
 export type MessageChecks = Schemas['MessageChecks'];
+export type CheckSummary = Schemas['CheckSummary'];
 export type InboxPage = Schemas['InboxPage'];
 export type Clock = Schemas['Clock'];
 export type CreateWorkspaceParams = Schemas['CreateWorkspaceRequest'];

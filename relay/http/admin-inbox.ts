@@ -65,7 +65,7 @@ export function adminInboxHandlers(s: RelayServices) {
       const [result, unread] = await Promise.all([matchesNothing ? nothing : searchInbox(s.db, search, page), countUnread(s.db, search.project)]);
       return {
         status: 200,
-        body: { messages: result.entries, next_cursor: result.next === null ? null : encodeCursor(result.next), unread },
+        body: { messages: await s.checkSummaries.attach(result.entries), next_cursor: result.next === null ? null : encodeCursor(result.next), unread },
       };
     },
     unread: async () => {

@@ -4,7 +4,8 @@ import type { CapturedMessage } from 'raven-email-sdk';
 import { storableText } from '../domain/storable-text.js';
 import type { InboxEntry } from '../storage/inbox.js';
 
-const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true } as const;
+/** What every parse of captured mail skips: the conversions between text and HTML, and link detection. */
+export const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true } as const;
 const SNIPPET_CHARS = 160;
 
 export function parseMessage(raw: Buffer): Promise<ParsedMail> {

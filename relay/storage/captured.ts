@@ -1,4 +1,5 @@
 // Mail captured by the SMTP sink: captured_messages + captured_recipients.
+import { deleteCheckSummaries } from './check-summaries.js';
 import type { Db, Queryable } from './db.js';
 import { allStatements, insertRows } from './rows.js';
 
@@ -148,6 +149,12 @@ export async function capturedSeq(db: Pick<Db, 'get'>, id: string): Promise<numb
   return row ? Number(row.seq) : undefined;
 }
 
+/** The raw size of a captured message, without reading it; undefined when there is none. */
+export async function capturedSize(db: Pick<Db, 'get'>, id: string): Promise<number | undefined> {
+  const row = await db.get<{ size: number | string }>('SELECT size FROM captured_messages WHERE id = ?', [id]);
+  return row ? Number(row.size) : undefined;
+}
+
 export async function getCapturedMessage(
   db: Pick<Db, 'get'>,
   id: string,
@@ -162,6 +169,7 @@ export async function getCapturedMessage(
 export async function deleteAllCapturedMessages(tx: Queryable): Promise<void> {
   await tx.run('DELETE FROM inbox_tags');
   await tx.run('DELETE FROM inbox_entries');
+  await deleteCheckSummaries(tx);
   await tx.run('DELETE FROM captured_recipients');
   await tx.run('DELETE FROM captured_messages');
 }

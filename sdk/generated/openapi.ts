@@ -650,7 +650,10 @@ export interface paths {
          *     Feedback-ID, List-Unsubscribe) List-Unsubscribe and one-click List-Unsubscribe-Post.
          *     `html` is null for a message without HTML. `links` are checked on every request (HEAD,
          *     then GET when HEAD is refused; http and https only, 5 s each, 8 at a time, the first 100;
-         *     the rest listed with `checked: false`); `?links=0` lists them unchecked. A link is never
+         *     the rest listed with `checked: false` and an `error` saying so); `?links=0` lists them
+         *     unchecked. `summary` is the verdict of the inbox's badge (CheckSummary), stored as the
+         *     message's badge; `skipped` names each check that did not run and why (an HTML part over
+         *     1 MiB, a message over spamd's 500 KB). A link is never
          *     followed into a private address unless the relay allows local webhooks. `spam` scores the
          *     message through spamd when the relay has `--spamd HOST:PORT` (`RAVEN_SPAMD`; messages up to
          *     500 KB); without it, or with spamd down, `available` is false and `message` says how to turn
@@ -1781,7 +1784,7 @@ export interface components {
             next_attempt_at: components["schemas"]["Timestamp"] | null;
             /** @description Real milliseconds from the request until the answer was read or the attempt failed (null for attempts recorded before this was kept). */
             duration_ms: number | null;
-            /** @description The first 1,024 bytes of the endpoint's answer as UTF-8 text (a character cut at the end left out, unreadable bytes and NUL as U+FFFD); null when no answer came. */
+            /** @description The first 1,024 bytes of the endpoint's answer as UTF-8 text (a character cut at the end left out, unreadable bytes and NUL as U+FFFD); null when no answer came. Kept as long as the email's body, 7 days after the email became terminal, then null (response_truncated false) while the attempt stays; an attempt made after that keeps no answer. */
             response_body: string | null;
             /** @description Whether the answer was longer than response_body. */
             response_truncated: boolean;
@@ -1829,6 +1832,27 @@ export interface components {
             size: number;
             /** @description The project the message belongs to: the project of the email a relay delivery carried, or of the API key a sink client authenticated with (AUTH); null when the relay cannot tell. */
             project_id: string | null;
+            /** @description The summary badge of the message's checks, or null until it is computed (a list that shows a message without one queues it). */
+            checks: components["schemas"]["CheckSummary"] | null;
+        };
+        /**
+         * @description The summary badge of a captured message's checks (README, "Checks of captured mail"),
+         *     computed lazily in the background, never at capture, and cached; running the checks
+         *     (`GET /admin/v1/messages/{id}/checks`) refreshes it. `fail`: a DKIM signature that does
+         *     not verify (fail, permerror, neutral), SPF fail, DMARC fail under a quarantine or reject
+         *     policy, a header check that fails (Message-ID or Date missing or invalid, no body,
+         *     bulk-looking mail without one-click List-Unsubscribe), or spamd scoring it as spam.
+         *     Otherwise `warnings`: no DKIM signature that verifies, SPF softfail, temperror or
+         *     permerror, DMARC fail under policy none, DMARC temperror or permerror, or a header check
+         *     that warns (HTML without a text part). Otherwise `pass`. Links and HTML compatibility never count (checking
+         *     links sends requests to the mail's URLs; nearly all HTML uses something some client lacks).
+         */
+        CheckSummary: {
+            /** @enum {string} */
+            verdict: "pass" | "warnings" | "fail";
+            /** @description Why it is not a pass, failures first; empty for a pass. */
+            reasons: string[];
+            checked_at: components["schemas"]["Timestamp"];
         };
         /** @description Captured messages, newest first. */
         CapturedMessageList: {
@@ -1914,6 +1938,8 @@ export interface components {
             project_id: string | null;
             received_at: components["schemas"]["Timestamp"];
             read: boolean;
+            /** @description The summary badge of the message's checks, or null until it is computed (the page queues it; open dashboards get it over the inbox WebSocket). Always present in a page; absent from the WebSocket's frames of newly captured mail, which has none yet. */
+            checks?: components["schemas"]["CheckSummary"] | null;
         };
         InboxPage: {
             messages: components["schemas"]["InboxEntry"][];
@@ -1965,7 +1991,7 @@ export interface components {
             attempted_at: components["schemas"]["Timestamp"];
             /** @description Real milliseconds from the request until the answer was read or the attempt failed (null for attempts recorded before this was kept). */
             duration_ms: number | null;
-            /** @description The first 1,024 bytes of the endpoint's answer as UTF-8 text (a character cut at the end left out, unreadable bytes and NUL as U+FFFD); null when no answer came. */
+            /** @description The first 1,024 bytes of the endpoint's answer as UTF-8 text (a character cut at the end left out, unreadable bytes and NUL as U+FFFD); null when no answer came. Kept as long as the email's body, 7 days after the email became terminal, then null (response_truncated false) while the attempt stays; an attempt made after that keeps no answer. */
             response_body: string | null;
             /** @description Whether the answer was longer than response_body. */
             response_truncated: boolean;
@@ -2013,6 +2039,18 @@ export interface components {
             deliveries: components["schemas"]["EventDelivery"][];
         };
         MessageChecks: {
+            /** @description The verdict the inbox's badge shows (CheckSummary's rules) and its reasons; this answer also refreshes the badge. */
+            summary: {
+                /** @enum {string} */
+                verdict: "pass" | "warnings" | "fail";
+                reasons: string[];
+            };
+            /** @description The checks that did not run on this message, and why: `html` and `links` for an HTML part over 1 MiB, `spam` for a message over spamd's 500 KB. Every message the sink accepts (up to 25 MiB) is checked within bounded memory: attachments are drained as the message is parsed, and messages over 1 MiB are checked one at a time. */
+            skipped: {
+                /** @enum {string} */
+                check: "authentication" | "headers" | "html" | "links" | "spam";
+                reason: string;
+            }[];
             authentication: {
                 /** @description One entry per DKIM-Signature header, top first; empty when unsigned. */
                 dkim: {
@@ -2045,7 +2083,7 @@ export interface components {
                 result: "pass" | "warn" | "fail";
                 message: string;
             }[];
-            /** @description Null when the message has no HTML part. */
+            /** @description Null when the message has no HTML part, or when `skipped` names `html` (an HTML part over 1 MiB). */
             html: components["schemas"]["HtmlCompatibility"] | null;
             links: components["schemas"]["LinkCheck"][];
             spam: components["schemas"]["SpamCheck"] | null;

@@ -61,6 +61,7 @@ export function watchUnread(onUnread: (unread: number) => void): () => void {
     api<Schemas['InboxPage']>('GET', '/admin/v1/inbox?limit=1').then((page) => frames === before && onUnread(page.unread), () => undefined);
   };
   return connectInboxLive((frame) => {
+    if (frame.type === 'checked') return;
     frames += 1;
     onUnread(frame.unread);
   }, ask);

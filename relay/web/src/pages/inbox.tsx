@@ -3,6 +3,7 @@
 import { Fragment } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, seg, type InboxEntry, type Schemas } from '../api';
+import { CheckBadge, SeenChecks } from '../check-badge';
 import { formatSize, formatTime } from '../format';
 import { connectInboxLive, watchUnreadByProject } from '../live';
 import { navigate } from '../router';
@@ -51,6 +52,7 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
   const [error, setError] = useState<string | undefined>(undefined);
   const [loaded, setLoaded] = useState(false);
   const searchRef = useRef<HTMLInputElement>(null);
+  const seenChecks = useRef(new SeenChecks());
   const queryRef = useRef(query);
   queryRef.current = query;
 
@@ -58,7 +60,7 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
     try {
       const page = await api<Schemas['InboxPage']>('GET', inboxPath(q, projectRef.current));
       if (q !== queryRef.current) return;
-      setMessages(page.messages);
+      setMessages(seenChecks.current.apply(page.messages));
       setCursor(page.next_cursor);
       setUnread(page.unread);
       setError(undefined);
@@ -80,6 +82,10 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
     () =>
       connectInboxLive(
         (frame) => {
+          if (frame.type === 'checked') {
+            setMessages((current) => seenChecks.current.add(current, frame.checks));
+            return;
+          }
           setUnread(frame.unread);
           if (frame.type !== 'captured' || !frame.messages) return;
           // A search or a project decides on the server what matches: ask again. Otherwise new mail goes on top.
@@ -96,7 +102,7 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
     if (!cursor) return;
     try {
       const page = await api<Schemas['InboxPage']>('GET', inboxPath(query, project, cursor));
-      setMessages((current) => [...current, ...page.messages]);
+      setMessages((current) => [...current, ...seenChecks.current.apply(page.messages)]);
       setCursor(page.next_cursor);
     } catch (failure) {
       setError(messageOf(failure));
@@ -243,6 +249,7 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
                   <Paperclip />
                 </span>
               ) : null}
+              <CheckBadge checks={m.checks} />
               <time dateTime={m.received_at} title={new Date(m.received_at).toLocaleString()}>
                 {formatTime(m.received_at)}
               </time>
