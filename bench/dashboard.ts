@@ -24,21 +24,23 @@ const CHROMIUM = process.env.RAVEN_CHROMIUM ?? '/usr/bin/chromium';
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-const figures = (xs: number[]) => {
+export const figures = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
   return `p50 ${pct(sorted, 50).toFixed(1).padStart(6)} ms  p99 ${pct(sorted, 99).toFixed(1).padStart(6)} ms  max ${sorted[sorted.length - 1]!.toFixed(1).padStart(6)} ms`;
 };
 
-interface Target {
+export interface Target {
   url: string;
   smtpPort: number;
   adminToken: string;
   fillMs: number;
-  ask<T>(cmd: 'memory' | 'stop'): Promise<T>;
+  ask<T>(cmd: 'memory' | 'cpu' | 'stop'): Promise<T>;
 }
 
-async function startTarget(dir: string): Promise<Target> {
-  const child = fork(path.join(here, 'dashboard-target.ts'), [dir, String(MESSAGES)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/** The relay with `messages` captured messages (bench/dashboard-target.ts), on SQLite in `dir` or on `database`. */
+export async function startTarget(dir: string, options: { messages?: number; database?: string } = {}): Promise<Target> {
+  const args = [dir, String(options.messages ?? MESSAGES), ...(options.database ? [options.database] : [])];
+  const child = fork(path.join(here, 'dashboard-target.ts'), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const info = await new Promise<Omit<Target, 'ask'>>((resolve, reject) => {
     child.once('message', (m) => resolve(m as Omit<Target, 'ask'>));
     child.once('exit', (code) => reject(new Error(`dashboard target exited ${code}`)));

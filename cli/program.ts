@@ -71,6 +71,7 @@ export const LEAVES: Leaf[] = [
   { path: ['relay', 'webhooks', 'rotate-secret'], summary: 'Rotate the signing secret of an endpoint (the old one signs too meanwhile)', load: () => import('./commands/relay/webhooks/rotate-secret.js') },
   { path: ['relay', 'webhooks', 'disable'], summary: 'Send nothing to an endpoint (its deliveries wait)', load: () => import('./commands/relay/webhooks/disable.js') },
   { path: ['relay', 'webhooks', 'enable'], summary: 'Send to a disabled endpoint again', load: () => import('./commands/relay/webhooks/enable.js') },
+  { path: ['relay', 'webhooks', 'recover'], summary: 'Send the failed deliveries of an endpoint since a time again (shows the count, asks first)', load: () => import('./commands/relay/webhooks/recover.js') },
   { path: ['relay', 'webhooks', 'deliveries'], summary: 'Show the delivery attempts of an endpoint', load: () => import('./commands/relay/webhooks/deliveries.js') },
   { path: ['relay', 'usage'], summary: 'Show the monthly usage of a workspace', load: () => import('./commands/relay/usage.js') },
   { path: ['relay', 'messages', 'list'], summary: 'List captured messages', load: () => import('./commands/relay/messages/list.js') },

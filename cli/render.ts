@@ -148,11 +148,18 @@ export function renderCapturedMessage(message: CapturedMessage, paint: Paint): s
 }
 
 /** Delivery attempts, oldest first: a line per attempt, then its SMTP conversation indented. */
+/** ` (TLSv1.3, certificate verified)`, ` (TLS refused: certificate not verified)`, or nothing without TLS. */
+function tlsNote(a: DeliveryAttempt): string {
+  if (a.certificate_verified === false) return ' (TLS refused: certificate not verified)';
+  if (!a.tls) return '';
+  return ` (${a.tls_version ?? 'TLS'}${a.certificate_verified ? ', certificate verified' : ''})`;
+}
+
 export function renderAttempts(attempts: DeliveryAttempt[], paint: Paint): string {
   if (attempts.length === 0) return paint('dim', 'No delivery attempts yet.');
   return attempts
     .map((a) => {
-      const where = a.host === null ? a.provider : `${a.provider} ${a.host}:${a.port}${a.tls ? ' (TLS)' : ''}`;
+      const where = a.host === null ? a.provider : `${a.provider} ${a.host}:${a.port}${tlsNote(a)}`;
       const head = `${paint('dim', a.started_at)}  #${a.attempt} ${a.recipient}  ${paint(statusStyle(a.outcome), a.outcome)}  ${where}`;
       const lines = [head];
       if (a.reply) lines.push(`  reply: ${a.reply}`);
@@ -169,7 +176,10 @@ function resultWord(result: string, paint: Paint): string {
 }
 
 export function renderMessageChecks(checks: MessageChecks, paint: Paint): string {
-  const lines: string[] = [paint('bold', 'Authentication')];
+  const lines: string[] = [`${paint('bold', 'Verdict')}  ${resultWord(checks.summary.verdict, paint)}`];
+  for (const reason of checks.summary.reasons) lines.push(`  ${reason}`);
+  for (const s of checks.skipped) lines.push(paint('dim', `  ${s.check} not checked: ${s.reason}`));
+  lines.push('', paint('bold', 'Authentication'));
   const { dkim, spf, dmarc } = checks.authentication;
   if (dkim.length === 0) lines.push(`  DKIM   ${resultWord('none', paint)}  no signature`);
   for (const d of dkim) lines.push(`  DKIM   ${resultWord(d.result, paint)}  ${d.domain}${d.selector ? ` (s=${d.selector})` : ''}${d.reason ? `: ${d.reason}` : ''}`);
@@ -178,7 +188,8 @@ export function renderMessageChecks(checks: MessageChecks, paint: Paint): string
   lines.push('', paint('bold', 'Headers'));
   for (const h of checks.headers) lines.push(`  ${resultWord(h.result, paint)}  ${h.name}: ${h.message}`);
   lines.push('', paint('bold', 'HTML'));
-  if (checks.html === null) lines.push(paint('dim', '  The message has no HTML.'));
+  const skippedHtml = checks.skipped.find((s) => s.check === 'html');
+  if (checks.html === null) lines.push(paint('dim', skippedHtml ? `  Not checked: ${skippedHtml.reason}.` : '  The message has no HTML.'));
   else {
     lines.push(`  score ${checks.html.score}% over ${checks.html.clients} clients`);
     for (const f of checks.html.features) {
@@ -191,7 +202,7 @@ export function renderMessageChecks(checks: MessageChecks, paint: Paint): string
   lines.push('', paint('bold', 'Links'));
   if (checks.links.length === 0) lines.push(paint('dim', '  No links or images.'));
   for (const l of checks.links) {
-    const state = !l.checked ? paint('dim', 'unchecked') : l.error ? paint('red', l.error) : paint('green', String(l.status));
+    const state = !l.checked ? paint('dim', l.error ?? 'unchecked') : l.error ? paint('red', l.error) : paint('green', String(l.status));
     lines.push(`  ${state}  ${l.kind} ${l.url}`);
   }
   lines.push('', paint('bold', 'Spam'));

@@ -30,6 +30,7 @@ import { startWebhookDispatcher } from './webhooks/dispatcher.js';
 import { createListenHub } from './webhooks/listen-hub.js';
 import { createInboxLive } from './dashboard/inbox-live.js';
 import { startInboxIndexer } from './inbox/indexer.js';
+import { startCheckSummaries } from './inbox/checks/summaries.js';
 import { MessageWaits } from './inbox/message-waits.js';
 
 export interface Relay {
@@ -113,10 +114,12 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       adminToken: admin.value,
       sessions: new DashboardSessions(db, admin.value),
       messageWaits: new MessageWaits({ db, bus, log }),
+      checkSummaries: startCheckSummaries(() => services),
       adminTokenFailures: new AuthFailures(() => clock.nowMs()),
       health: { database: true, http: false, smtp: false, worker: false },
     };
 
+    stops.push(() => services.checkSummaries.stop());
     const indexer = startInboxIndexer(services);
     stops.push(() => indexer.stop());
     const sink = await startSmtpSink(services, { tls: smtpTls });

@@ -5,6 +5,7 @@
 // one database exactly the events marked so below.
 import { EventEmitter } from 'node:events';
 import type { StoredEvent } from './domain/timeline.js';
+import type { CheckSummary } from 'raven-email-sdk';
 import type { InboxEntry } from './storage/inbox.js';
 
 /** Each event's name and the arguments it carries. Emitted only after the change's COMMIT. */
@@ -15,30 +16,35 @@ export interface BusEvents {
   'webhooks.ready': [];
   /** An email's timeline gained an event: `ravenctl listen` clients get it (webhooks/listen-hub.ts). */
   'email.event': [event: StoredEvent];
-  /** The sink stored a captured message (by id): the indexer parses it (inbox/indexer.ts). */
-  'message.captured': [messageId: string];
-  /** The indexer wrote inbox entries: open dashboards add them (dashboard/inbox-live.ts). */
+  /**
+   * The sink stored a captured message (by id), with its inbox entry when it could parse it first
+   * (`indexed`); else the indexer parses it (inbox/indexer.ts).
+   */
+  'message.captured': [messageId: string, indexed: boolean];
+  /** The sink or the indexer wrote inbox entries: open dashboards add them (dashboard/inbox-live.ts). */
   'inbox.captured': [entries: InboxEntry[]];
   /** Read flags or deletions changed the inbox: dashboards refresh their unread count. */
   'inbox.changed': [];
+  /** Checks badges were computed and cached: open dashboards show them (inbox/checks/summaries.ts). */
+  'inbox.checked': [summaries: Array<{ id: string; checks: CheckSummary }>];
 }
 
 export type BusEvent = keyof BusEvents;
 
 /**
- * How each event reaches the other relays on one PostgreSQL database (cluster-bus.ts): 'local'
- * stays in this relay; 'shared' is sent as it is; `{ oversize }` is sent, and when its payload is
- * past NOTIFY's limit the named event is sent instead.
+ * Which events reach the other relays on one PostgreSQL database (cluster-bus.ts), with their
+ * payload whole whatever its size: 'shared' ones do, 'local' ones stay in this relay.
  */
-export const BUS_SHARING: { readonly [E in BusEvent]: 'local' | 'shared' | { oversize: BusEvent } } = {
+export const BUS_SHARING: { readonly [E in BusEvent]: 'local' | 'shared' } = {
   'jobs.ready': 'shared',
   'webhooks.ready': 'shared',
   'email.event': 'shared',
   // Each relay indexes the mail its own sink captured.
   'message.captured': 'local',
-  // A batch of entries too large for one notification: dashboards elsewhere reload their page.
-  'inbox.captured': { oversize: 'inbox.changed' },
+  'inbox.captured': 'shared',
   'inbox.changed': 'shared',
+  // A dashboard on another relay may show the message: its list's page request queued it here.
+  'inbox.checked': 'shared',
 };
 
 export class RelayBus extends EventEmitter<BusEvents> {

@@ -1,7 +1,7 @@
 // Structured log lines on stderr: {"t","level","component","msg",...}. Callers never pass keys,
 // secrets or message bodies; `redact` exists for the few places a header could carry one.
 export type LogLevel = 'silent' | 'error' | 'warn' | 'info' | 'debug';
-export type Component = 'relay' | 'http' | 'smtp' | 'submission' | 'queue' | 'webhook' | 'db' | 'listen' | 'dns' | 'inbox';
+export type Component = 'relay' | 'http' | 'smtp' | 'submission' | 'queue' | 'webhook' | 'db' | 'listen' | 'dns' | 'inbox' | 'threads';
 
 const ORDER: Record<LogLevel, number> = { silent: 0, error: 1, warn: 2, info: 3, debug: 4 };
 

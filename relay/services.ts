@@ -11,7 +11,22 @@ import type { KeyCache } from './domain/auth.js';
 import type { KeyUse } from './domain/key-use.js';
 import type { DashboardSessions } from './dashboard/sessions.js';
 import type { MessageWaits } from './inbox/message-waits.js';
+import type { CheckSummary } from 'raven-email-sdk';
 import type { AuthFailures } from './auth-failures.js';
+
+/**
+ * The checks badges of captured mail (relay/inbox/checks/summaries.ts), computed lazily in the
+ * background and cached. Declared here: the checks themselves read the services.
+ */
+export interface CheckSummaries {
+  /** Each entry with its badge (null until computed); entries without one are queued. */
+  attach<T extends { id: string }>(entries: readonly T[]): Promise<Array<T & { checks: CheckSummary | null }>>;
+  /** Stores the verdict of checks that just ran; answers the badge as stored. */
+  store(id: string, verdict: Pick<CheckSummary, 'verdict' | 'reasons'>): Promise<CheckSummary>;
+  /** Resolves once every queued message has its badge (tests, bench). */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
 
 export interface RelayServices {
   db: Db;
@@ -33,6 +48,8 @@ export interface RelayServices {
   sessions: DashboardSessions;
   /** Open waits for captured mail (GET /admin/v1/messages/wait). */
   messageWaits: MessageWaits;
+  /** The checks badges of captured mail, computed lazily in the background and cached. */
+  checkSummaries: CheckSummaries;
   /** Wrong admin tokens (Bearer header or dashboard sign-in) by client address: slowed, then refused. */
   adminTokenFailures: AuthFailures;
   /** Set by app.ts: whether each part is up, for /readyz. */

@@ -33,6 +33,9 @@ export type WebhookDeliveryList = Schemas['WebhookDeliveryList'];
 export type Usage = Schemas['Usage'];
 export type DeliveryAttempt = Schemas['DeliveryAttempt'];
 export type WebhookSecretRotated = Schemas['WebhookSecretRotated'];
+export type WebhookRecovery = Schemas['WebhookRecovery'];
+/** `until` defaults to now on the relay clock, `dry_run` to false (the generated type marks defaulted fields required). */
+export type RecoverWebhookParams = Pick<Schemas['RecoverWebhookRequest'], 'since'> & Partial<Omit<Schemas['RecoverWebhookRequest'], 'since'>>;
 export type RetryEmailResult = Schemas['RetryEmailResult'];
 export type ProjectDelivery = Schemas['ProjectDelivery'];
 export type DeliveryAttemptList = Schemas['DeliveryAttemptList'];
@@ -41,6 +44,7 @@ export type CapturedMessageList = Schemas['CapturedMessageList'];
 export type CapturedMessage = Schemas['CapturedMessage'];
 export type InboxEntry = Schemas['InboxEntry'];
 export type MessageChecks = Schemas['MessageChecks'];
+export type CheckSummary = Schemas['CheckSummary'];
 export type InboxPage = Schemas['InboxPage'];
 export type Clock = Schemas['Clock'];
 export type CreateWorkspaceParams = Schemas['CreateWorkspaceRequest'];
@@ -203,6 +207,19 @@ export class RavenAdmin {
         send<Schemas['WebhookEndpointState']>({ method: 'POST', path: `/webhooks/${seg(webhookId)}/disable`, idempotent: true, options }),
       enable: (webhookId: string, options?: RequestOptions) =>
         send<Schemas['WebhookEndpointState']>({ method: 'POST', path: `/webhooks/${seg(webhookId)}/enable`, idempotent: true, options }),
+      /**
+       * Sends every failed delivery of the endpoint from `since` (to `until`, default now) again,
+       * one more attempt each; `dry_run: true` only counts them, for a confirmation first. Only
+       * the count is retried: a repeated recover could send a delivery that failed again twice.
+       */
+      recover: (webhookId: string, params: RecoverWebhookParams, options?: RequestOptions) =>
+        send<WebhookRecovery>({
+          method: 'POST',
+          path: `/webhooks/${seg(webhookId)}/recover`,
+          body: params,
+          idempotent: params.dry_run === true,
+          options,
+        }),
       /** Delivery attempts of the endpoint, newest first. */
       deliveries: (webhookId: string, options?: RequestOptions) =>
         send<WebhookDeliveryList>({ method: 'GET', path: `/webhooks/${seg(webhookId)}/deliveries`, options }),

@@ -2,6 +2,7 @@
 // (session cookie, from our own origin) receives each newly indexed message and the unread count
 // as JSON text frames; it sends nothing but pongs.
 import { WebSocketServer } from 'ws';
+import type { BusEvents } from '../bus.js';
 import { ApiError } from '../errors.js';
 import type { UpgradeHandler } from '../http/router.js';
 import { startHeartbeat } from '../http/ws-heartbeat.js';
@@ -60,9 +61,14 @@ export function createInboxLive(services: RelayServices): InboxLive {
   };
   const onCaptured = (messages: InboxEntry[]) => withUnread({ type: 'captured', messages });
   const onChanged = () => withUnread({ type: 'changed' });
+  // Checks badges computed in the background: the lists showing those messages update their rows.
+  const onChecked = (summaries: BusEvents['inbox.checked'][0]) => {
+    if (wss.clients.size > 0) broadcast({ type: 'checked', checks: summaries });
+  };
 
   bus.on('inbox.captured', onCaptured);
   bus.on('inbox.changed', onChanged);
+  bus.on('inbox.checked', onChecked);
   return {
     upgrade,
     async close() {
@@ -71,6 +77,7 @@ export function createInboxLive(services: RelayServices): InboxLive {
       heartbeat.stop();
       bus.off('inbox.captured', onCaptured);
       bus.off('inbox.changed', onChanged);
+      bus.off('inbox.checked', onChecked);
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -8,6 +8,7 @@
 // server has answered DATA with 354, and the envelope object we pass carries the per-recipient
 // RCPT answers (accepted, rejected, rejectedErrors) even when the transaction fails later.
 import { Readable } from 'node:stream';
+import { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Logger } from '../log.js';
 import { lostConnectionOutcome, nothingSent, type SendProgress } from './delivery-unknown.js';
@@ -79,6 +80,19 @@ interface Session {
 
 const CONNECTION_ERRORS = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'ETLS', 'EPROTOCOL']);
 
+/**
+ * The TLS of a session: the version negotiated and whether the server's certificate verified.
+ * SMTPConnection has no accessor for its socket; `_socket` is the TLS socket after STARTTLS or with
+ * implicit TLS (also when the handshake was just refused for the certificate: authorizationError
+ * then names why), the plain one otherwise.
+ */
+function tlsOf(conn: SMTPConnection): Pick<SessionTrace, 'tlsVersion' | 'certificateVerified'> {
+  const socket = (conn as unknown as { _socket?: unknown })._socket;
+  if (!(socket instanceof TLSSocket)) return { tlsVersion: null, certificateVerified: null };
+  const verified = socket.authorized ? true : socket.authorizationError ? false : null;
+  return { tlsVersion: conn.secure ? (socket.getProtocol() ?? null) : null, certificateVerified: verified };
+}
+
 /** The enhanced status code (RFC 3463) at the start of a reply's text, if any. */
 export function enhancedStatusCode(response: string | undefined): string | undefined {
   return response ? /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(response)?.[1] : undefined;
@@ -125,7 +139,7 @@ class SessionPool {
 
   /** Where a session's attempt went and what was said since the last trace. */
   trace(session: Pick<Session, 'conn' | 'recorder'>): SessionTrace {
-    return { host: this.target.host, port: this.target.port, tls: Boolean(session.conn.secure), transcript: session.recorder.take() };
+    return { host: this.target.host, port: this.target.port, tls: Boolean(session.conn.secure), ...tlsOf(session.conn), transcript: session.recorder.take() };
   }
 
   private open(): Promise<Session> {

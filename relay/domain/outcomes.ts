@@ -197,6 +197,8 @@ function attemptRow(input: DeliveryRecordInput, recipient: RecipientRow, answer:
     host: answer.session?.host ?? null,
     port: answer.session?.port ?? null,
     tls: answer.session?.tls ? 1 : 0,
+    tls_version: answer.session?.tlsVersion ?? null,
+    certificate_verified: answer.session?.certificateVerified == null ? null : answer.session.certificateVerified ? 1 : 0,
     outcome,
     reply: answer.diagnostic ?? null,
     transcript_json: JSON.stringify(answer.session?.transcript ?? []),

@@ -23,6 +23,7 @@ const endpointView = (row: WebhookRow) => ({
   project_id: row.project_id,
   url: row.url,
   events: JSON.parse(row.events_json) as EventSelector[],
+  enabled: !row.disabled_at,
   created_at: row.created_at,
 });
 
@@ -126,14 +127,79 @@ export async function deleteEndpoint(s: RelayServices, webhookId: string): Promi
   s.log.info('webhook', 'endpoint deleted', { webhook_id: webhookId });
 }
 
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/** An ISO 8601 time with a zone (`2026-11-27T09:00:00Z`, `...+01:00`) that exists, in ms; else undefined. */
+function parseIsoTime(value: unknown): number | undefined {
+  const m = typeof value === 'string' ? ISO_TIME.exec(value) : null;
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second = '0', offH = '0', offM = '0'] = m.slice(1).map((v) => v ?? undefined) as string[];
+  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  const dateExists = date.getUTCFullYear() === Number(year) && date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day);
+  if (!dateExists || Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59 || Number(offH) > 23 || Number(offM) > 59) return undefined;
+  const ms = Date.parse(value as string);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+export interface RecoverResult {
+  id: string;
+  since: string;
+  until: string;
+  dry_run: boolean;
+  count: number;
+}
+
+/**
+ * Recover (Svix's): every delivery to the endpoint of an event between `since` and `until`
+ * (default: now, on the relay clock) that failed gets one more attempt, due now. With `dry_run`
+ * only the count, which a person confirms before the action. Times ahead of the relay clock are
+ * refused: nothing can have failed there yet.
+ */
+export async function recoverDeliveries(s: RelayServices, webhookId: string, body: AdminBody): Promise<RecoverResult> {
+  const details: ErrorDetail[] = [];
+  for (const key of Object.keys(body)) {
+    if (key !== 'since' && key !== 'until' && key !== 'dry_run') details.push({ field: key, message: 'is not a known field' });
+  }
+  const nowMs = s.clock.nowMs();
+  const since = parseIsoTime(body.since);
+  if (since === undefined) details.push({ field: 'since', message: 'is required: an ISO 8601 time with a zone, e.g. 2026-11-27T09:00:00Z' });
+  else if (since > nowMs) details.push({ field: 'since', message: `must not be in the future (the relay's clock says ${new Date(nowMs).toISOString()})` });
+  let until = nowMs;
+  if (body.until !== undefined) {
+    const given = parseIsoTime(body.until);
+    if (given === undefined) details.push({ field: 'until', message: 'must be an ISO 8601 time with a zone, e.g. 2026-11-27T12:00:00Z' });
+    else if (given > nowMs) details.push({ field: 'until', message: `must not be in the future (the relay's clock says ${new Date(nowMs).toISOString()})` });
+    else if (since !== undefined && given <= since) details.push({ field: 'until', message: 'must be after since' });
+    else until = given;
+  }
+  if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean') details.push({ field: 'dry_run', message: 'must be true or false' });
+  if (details.length > 0) throw validationError(details);
+  // until is exclusive: the deliveries of an event at the relay clock's very now are in the window.
+  const window = { since: new Date(since!).toISOString(), until: new Date(until + (body.until === undefined ? 1 : 0)).toISOString() };
+  const answer = (count: number) => ({ id: webhookId, since: window.since, until: new Date(until).toISOString(), dry_run: body.dry_run === true, count });
+  if (body.dry_run === true) {
+    await requireEndpoint(s, webhookId);
+    return answer(await webhooks.countFailedDeliveries(s.db, webhookId, window));
+  }
+  const count = await s.db.write(async (tx) => {
+    if (!(await webhooks.webhookExists(tx, webhookId))) return undefined;
+    return webhooks.recoverFailedDeliveries(tx, webhookId, window, s.clock.iso());
+  });
+  if (count === undefined) throw new ApiError('not_found', `No webhook endpoint ${webhookId}.`);
+  if (count > 0) s.bus.emit('webhooks.ready');
+  s.log.info('webhook', 'failed deliveries recovered', { webhook_id: webhookId, since: window.since, count });
+  return answer(count);
+}
+
 export async function listDeliveries(s: RelayServices, webhookId: string) {
   await requireEndpoint(s, webhookId);
   const rows = await webhooks.listAttempts(s.db, webhookId, MAX_LISTED_ATTEMPTS);
   return {
     deliveries: rows.map((r) => {
       const delivered = r.status_code !== null && r.status_code >= 200 && r.status_code < 300;
-      // The next attempt follows from the schedule: the previous attempt's time plus its delay.
-      const next = delivered ? null : nextAttemptAtMs(r.attempt, Date.parse(r.attempted_at));
+      // The latest attempt of a pending delivery shows when the next one is due (a resend or a
+      // recover makes it due now); an earlier attempt's follows from the schedule.
+      const next = r.pending_next_at !== null ? Date.parse(r.pending_next_at) : delivered ? null : nextAttemptAtMs(r.attempt, Date.parse(r.attempted_at));
       return {
         event_id: r.event_id,
         event_type: r.event_type,
@@ -142,6 +208,9 @@ export async function listDeliveries(s: RelayServices, webhookId: string) {
         error: r.error,
         attempted_at: r.attempted_at,
         next_attempt_at: next === null ? null : new Date(next).toISOString(),
+        duration_ms: r.duration_ms,
+        response_body: r.response_body,
+        response_truncated: r.response_truncated,
       };
     }),
   };

@@ -56,6 +56,8 @@ export function adminEmailHandlers(s: RelayServices) {
         host: r.host,
         port: r.port,
         tls: r.tls === 1,
+        tls_version: r.tls_version,
+        certificate_verified: r.certificate_verified === null ? null : r.certificate_verified === 1,
         outcome: r.outcome,
         reply: r.reply,
         transcript: JSON.parse(r.transcript_json) as unknown[],

@@ -10,7 +10,7 @@ import { asBody } from '../domain/admin-body.js';
 import { QueryParams } from '../domain/query-params.js';
 import type { RelayServices } from '../services.js';
 import { getCapturedMessage } from '../storage/captured.js';
-import { countUnread, deleteCapturedMessage, getInboxEntry, searchInbox, setRead } from '../storage/inbox.js';
+import { countUnread, countUnreadByProject, deleteCapturedMessage, getInboxEntry, searchInbox, setRead, type InboxCursor } from '../storage/inbox.js';
 import { projectParam } from './admin-messages.js';
 import type { RequestContext } from './context.js';
 import type { Handler } from './router.js';
@@ -20,13 +20,14 @@ const MAX_LIMIT = 200;
 const MAX_QUERY_CHARS = 500;
 const BODY_LIMIT = 4 * 1024;
 
-function encodeCursor(seq: number): string {
-  return Buffer.from(`i1:${seq}`).toString('base64url');
+// A page ends at an entry: its seq, and its capture time (a search bounded by before:/after: pages by time).
+function encodeCursor(at: InboxCursor): string {
+  return Buffer.from(`i2:${at.seq}:${at.receivedAt}`).toString('base64url');
 }
 
-function decodeCursor(cursor: string): number | undefined {
-  const m = /^i1:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  return m ? Number(m[1]) : undefined;
+function decodeCursor(cursor: string): InboxCursor | undefined {
+  const m = /^i2:(\d{1,15}):(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return m ? { seq: Number(m[1]), receivedAt: m[2]! } : undefined;
 }
 
 async function inboxQuery(s: RelayServices, ctx: RequestContext) {
@@ -60,12 +61,16 @@ export function adminInboxHandlers(s: RelayServices) {
   return {
     search: async (ctx) => {
       const { search, page, matchesNothing } = await inboxQuery(s, ctx);
-      const nothing = { entries: [], nextBefore: null };
+      const nothing = { entries: [], next: null };
       const [result, unread] = await Promise.all([matchesNothing ? nothing : searchInbox(s.db, search, page), countUnread(s.db, search.project)]);
       return {
         status: 200,
-        body: { messages: result.entries, next_cursor: result.nextBefore === null ? null : encodeCursor(result.nextBefore), unread },
+        body: { messages: await s.checkSummaries.attach(result.entries), next_cursor: result.next === null ? null : encodeCursor(result.next), unread },
       };
+    },
+    unread: async () => {
+      const [unread, projects] = await Promise.all([countUnread(s.db), countUnreadByProject(s.db)]);
+      return { status: 200, body: { unread, projects } };
     },
     markRead: async (ctx) => {
       const body = await readBody(ctx);

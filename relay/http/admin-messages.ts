@@ -14,7 +14,7 @@ import { countRemoteReferences } from '../inbox/html-view.js';
 import { extractCodes, extractLinks } from '../inbox/links-and-codes.js';
 import { attachmentViews, parseMessage } from '../inbox/read-message.js';
 import { getInboxEntry } from '../storage/inbox.js';
-import { checkMessage } from '../inbox/checks/message-checks.js';
+import { checkCapturedMessage } from '../inbox/checks/message-checks.js';
 import { downloadHeaders } from '../dashboard/security-headers.js';
 import type { RequestContext } from './context.js';
 import type { Handler } from './router.js';
@@ -127,7 +127,8 @@ export function adminMessageHandlers(services: RelayServices) {
   return {
     list: async (ctx) => {
       const { matchesNothing, ...query } = await listQuery(services, ctx);
-      return { status: 200, body: { messages: matchesNothing ? [] : await listCapturedMessages(services.db, query) } };
+      const messages = matchesNothing ? [] : await listCapturedMessages(services.db, query);
+      return { status: 200, body: { messages: await services.checkSummaries.attach(messages) } };
     },
     wait: async (ctx) => {
       const { filter, timeoutSeconds } = await waitQuery(services, ctx);
@@ -151,9 +152,11 @@ export function adminMessageHandlers(services: RelayServices) {
       const links = query.single('links');
       if (links !== undefined && links !== '0' && links !== '1') query.details.push({ field: 'links', message: 'must be 0 or 1' });
       query.finish();
-      const message = await loadMessage(services, ctx.params.message_id!);
-      const subject = { raw: message.raw, envelope_from: message.from, email_id: message.email_id, project_id: message.project_id };
-      return { status: 200, body: await checkMessage(services, subject, { links: links !== '0' }) };
+      const id = ctx.params.message_id!;
+      const checks = await checkCapturedMessage(services, id, { links: links !== '0' });
+      if (!checks) throw new ApiError('not_found', `No captured message with id ${id}.`);
+      await services.checkSummaries.store(id, checks.summary);
+      return { status: 200, body: checks };
     },
     raw: async (ctx) => {
       const message = await loadMessage(services, ctx.params.message_id!);

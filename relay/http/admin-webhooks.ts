@@ -1,5 +1,5 @@
 // /admin/v1 webhook endpoints: the requests and responses; the rules are domain/webhook-endpoints.ts.
-import { createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, rotateSecret, setEndpointEnabled } from '../domain/webhook-endpoints.js';
+import { createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, recoverDeliveries, rotateSecret, setEndpointEnabled } from '../domain/webhook-endpoints.js';
 import type { RelayServices } from '../services.js';
 import { adminBody } from './route-helpers.js';
 import type { Handler } from './router.js';
@@ -24,6 +24,10 @@ export function adminWebhookHandlers(s: RelayServices) {
     }),
     disable: async (ctx) => ({ status: 200, body: await setEndpointEnabled(s, ctx.params.webhook_id!, false) }),
     enable: async (ctx) => ({ status: 200, body: await setEndpointEnabled(s, ctx.params.webhook_id!, true) }),
+    recover: async (ctx) => ({
+      status: 200,
+      body: await recoverDeliveries(s, ctx.params.webhook_id!, await adminBody(ctx)),
+    }),
     deliveries: async (ctx) => ({
       status: 200,
       body: await listDeliveries(s, ctx.params.webhook_id!),

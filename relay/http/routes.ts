@@ -81,6 +81,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     route('POST', '/admin/v1/webhooks/:webhook_id/rotate-secret', admin(webhooks.rotateSecret)),
     route('POST', '/admin/v1/webhooks/:webhook_id/disable', admin(webhooks.disable)),
     route('POST', '/admin/v1/webhooks/:webhook_id/enable', admin(webhooks.enable)),
+    route('POST', '/admin/v1/webhooks/:webhook_id/recover', admin(webhooks.recover)),
     route('POST', '/admin/v1/webhooks/:webhook_id/deliveries/:event_id/resend', admin(emailLog.resendDelivery)),
 
     // A project's emails as the dashboard's email log shows them.
@@ -105,6 +106,7 @@ export function buildRoutes(s: RelayServices, sockets: SocketEndpoints, submissi
     route('GET', '/admin/v1/messages/:message_id/attachments/:index', admin(inbox.attachment)),
     route('POST', '/admin/v1/messages/:message_id/release', admin(inbox.release)),
     route('GET', '/admin/v1/inbox', admin(inbox.search)),
+    route('GET', '/admin/v1/inbox/unread', admin(inbox.unread)),
     upgrade('/admin/v1/inbox/live', sockets.inboxLive.upgrade),
 
     // How applications connect to SMTP submission (the dashboard's keys page).

@@ -1,12 +1,27 @@
-// Fills the inbox (storage/inbox.ts) from captured mail: the sink announces each capture after its
-// commit ('message.captured' on the bus), and the indexer parses it once, off the sink's hot path,
-// writes the entries of everything waiting in one group commit, then announces them
-// ('inbox.captured') to the open dashboards. At start it catches up on any message it missed.
+// Fills the inbox (storage/inbox.ts) from the captured mail the sink could not index itself: the
+// sink parses each message on a worker thread and stores its entry in the capture's own commit;
+// when it cannot (no parse), it announces the capture ('message.captured' on the bus, not indexed),
+// and the indexer parses it, writes the entries of everything waiting in one group commit, then announces them
+// ('inbox.captured') to the open dashboards. At start it catches up on any message it missed, and
+// reads the search terms (tags, Message-ID) of entries written before migration 0016.
 import type { RelayServices } from '../services.js';
-import { capturedForIndexing, insertInboxEntries, unindexedMessages, type InboxEntry, type NewInboxEntry } from '../storage/inbox.js';
-import { parseMessage, summarize } from './read-message.js';
+import {
+  capturedForIndexing,
+  entriesWithoutSearchTerms,
+  insertInboxEntries,
+  saveSearchTerms,
+  unindexedMessages,
+  type InboxEntry,
+  type NewInboxEntry,
+} from '../storage/inbox.js';
+import { offload } from '../threads/work.js';
+import { newInboxEntry } from './read-message.js';
+import { entryTerms } from './search-terms.js';
 
 const CATCH_UP_BATCH = 500;
+/** Entries per backfill transaction (each reads up to 64 KiB of its raw message). */
+const BACKFILL_BATCH = 200;
+
 
 export interface InboxIndexer {
   /** Resolves once everything announced so far is indexed (tests, bench). */
@@ -23,23 +38,25 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
   async function entryFor(id: string): Promise<NewInboxEntry | undefined> {
     const row = await capturedForIndexing(db, id);
     if (!row) return undefined;
-    const summary = summarize(await parseMessage(row.raw), { from: row.envelope_from, to: JSON.parse(row.envelope_to_json) as string[] });
-    return { seq: row.seq, id, ...summary, size: row.raw.length, email_id: row.email_id, project_id: row.project_id, received_at: row.received_at };
+    // Parsed on a worker thread (relay/threads/), here when none can.
+    const summary = await offload(log, 'inboxSummary', { raw: row.raw, envelope: { from: row.envelope_from, to: JSON.parse(row.envelope_to_json) as string[] } });
+    return newInboxEntry({ ...row, id }, summary);
   }
 
   async function indexWaiting(): Promise<void> {
     while (waiting.size > 0 && !stopped) {
       const ids = [...waiting];
       waiting.clear();
-      const entries: NewInboxEntry[] = [];
-      for (const id of ids) {
-        try {
-          const entry = await entryFor(id);
-          if (entry) entries.push(entry);
-        } catch (error) {
-          log.error('inbox', 'cannot index a captured message', { message_id: id, error: (error as Error).message });
-        }
-      }
+      // All at once: the parses run side by side on the worker threads.
+      const found = await Promise.all(
+        ids.map((id) =>
+          entryFor(id).catch((error: unknown) => {
+            log.error('inbox', 'cannot index a captured message', { message_id: id, error: (error as Error).message });
+            return undefined;
+          }),
+        ),
+      );
+      const entries = found.filter((entry) => entry !== undefined);
       if (entries.length === 0) continue;
       const kept: InboxEntry[] = await db.write((tx) => insertInboxEntries(tx, entries));
       if (kept.length > 0) bus.emit('inbox.captured', kept);
@@ -55,7 +72,8 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
       });
   }
 
-  const onCaptured = (id: string) => {
+  const onCaptured = (id: string, indexed: boolean) => {
+    if (indexed) return; // the sink stored its entry with it
     waiting.add(id);
     schedule();
   };
@@ -70,7 +88,20 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
       await running;
       if (missing.length < CATCH_UP_BATCH) return;
     }
-  })().catch((error: unknown) => log.error('inbox', 'catching up failed', { error: (error as Error).message }));
+  })()
+    .then(backfillSearchTerms)
+    .catch((error: unknown) => log.error('inbox', 'catching up failed', { error: (error as Error).message }));
+
+  async function backfillSearchTerms(): Promise<void> {
+    for (;;) {
+      const rows = await entriesWithoutSearchTerms(db, BACKFILL_BATCH);
+      if (rows.length === 0 || stopped) return;
+      await db.write(async (tx) => {
+        for (const row of rows) await saveSearchTerms(tx, row.seq, entryTerms(row.head, row.tags_json));
+      });
+      if (rows.length < BACKFILL_BATCH) return;
+    }
+  }
 
   return {
     async idle() {

@@ -1,16 +1,29 @@
 // The inbox search box (Mailpit's terms and more): free text, from:, to:, subject:, is:read,
 // is:unread, has:attachment, before: and after: (a date, UTC, or an ISO 8601 time), larger: and
-// smaller: (bytes, or 10k, 2M), project:; `-` before any term negates it; a value may be quoted
+// smaller: (bytes, or 10k, 2M), project:, tag: and message-id: (exact: search-terms.ts says how they
+// match); `-` before any term negates it; a value may be quoted
 // (subject:"weekly report"). Every term must match. A term this parser does not know, a value it
 // cannot read (after:someday) or an unbalanced quote is free text, never an error.
 import type { InboxSearch } from '../storage/inbox.js';
+import { messageIdTerm, tagQueryTerm } from './search-terms.js';
 
-const TERM = /(-)?(?:([a-z]+):)?(?:"([^"]*)"|(\S+))/gi;
+const TERM = /(-)?(?:([a-z][a-z-]*):)?(?:"([^"]*)"|(\S+))/gi;
 const SIZE = /^(\d{1,12})(?:([kmg])b?)?$/i;
 const UNITS: Record<string, number> = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
 
 function emptySearch(): InboxSearch {
-  return { from: [], to: [], subject: [], text: [], exclude: { from: [], to: [], subject: [], text: [] }, projects: { include: [], exclude: [] }, received: [], size: [] };
+  return {
+    from: [],
+    to: [],
+    subject: [],
+    text: [],
+    tags: [],
+    messageIds: [],
+    exclude: { from: [], to: [], subject: [], text: [], tags: [], messageIds: [] },
+    projects: { include: [], exclude: [] },
+    received: [],
+    size: [],
+  };
 }
 
 /** A date (YYYY-MM-DD, midnight UTC) or a full time, as ISO 8601; undefined when it is neither. */
@@ -54,6 +67,18 @@ function applyTerm(search: InboxSearch, field: string, value: string, negated: b
       if (bytes === undefined) return false;
       const larger = (field === 'larger') !== negated;
       search.size.push({ op: larger ? (negated ? '>=' : '>') : negated ? '<=' : '<', bytes });
+      return true;
+    }
+    case 'tag': {
+      const term = tagQueryTerm(value);
+      if (term === '') return false;
+      (negated ? search.exclude : search).tags.push(term);
+      return true;
+    }
+    case 'message-id': {
+      const id = messageIdTerm(value);
+      if (id === '') return false;
+      (negated ? search.exclude : search).messageIds.push(id);
       return true;
     }
     case 'project':

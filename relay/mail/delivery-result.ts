@@ -39,6 +39,10 @@ export interface SessionTrace {
   port: number;
   /** Whether the conversation ran over TLS (implicit, or after STARTTLS). */
   tls: boolean;
+  /** The negotiated TLS version (`TLSv1.3`); null when the conversation did not run over TLS. */
+  tlsVersion: string | null;
+  /** Whether the server's certificate verified: false when TLS was refused for it, null when no TLS was tried. */
+  certificateVerified: boolean | null;
   transcript: TranscriptLine[];
 }
 

@@ -10,9 +10,8 @@
 // (delivery/delivery-unknown.ts).
 import { deliveryConcurrency } from '../config.js';
 import { utcDay } from '../clock.js';
-import { signingKeyFor, signWithDomainKey, warmDkimSigning } from '../delivery/dkim.js';
+import { buildSignedMessage, signingKeyFor } from '../delivery/dkim.js';
 import { settleMaybeSent, type MaybeSentReason } from '../delivery/delivery-unknown.js';
-import { buildOutboundMessage, submittedOutboundMessage } from '../delivery/mime.js';
 import type { DeliveryProvider, OutboundMessage } from '../delivery/provider.js';
 import type { DeliveryResult } from '../mail/delivery-result.js';
 import { senderDomain } from '../mail/mailbox.js';
@@ -39,6 +38,7 @@ import {
   type ClaimedJob,
   type JobChange,
 } from '../storage/jobs.js';
+import { workerThreads } from '../threads/work.js';
 import { retryDelaySeconds } from './backoff.js';
 import { recoverInterruptedJobs, startMaintenance, type Maintenance } from './maintenance.js';
 import { ProviderLimits } from './provider-limits.js';
@@ -148,14 +148,11 @@ function envelopeRecipients(email: DispatchEmail): PendingRecipient[] {
   return email.pending.filter((r) => !seen.has(r.address_lc) && seen.add(r.address_lc));
 }
 
-/** The MIME message for the recipients, DKIM-signed with the sender domain's key if it has one. */
-async function buildSignedMessage(services: RelayServices, batch: DispatchBatch, email: DispatchEmail, envelopeTo: PendingRecipient[]): Promise<OutboundMessage> {
-  const message = email.submitted_raw
-    ? submittedOutboundMessage({ ...email, submitted_raw: email.submitted_raw }, envelopeTo)
-    : await buildOutboundMessage(email, envelopeTo, services.clock.now());
-  const domain = senderDomain(email.from_address);
-  message.raw = await signWithDomainKey(services, signingKeyFor(batch.domainKeys, email.project_id, domain), message.raw);
-  return message;
+/** The MIME message for the recipients, DKIM-signed with the sender domain's key if it has one (on a worker thread). */
+function buildMessage(services: RelayServices, batch: DispatchBatch, email: DispatchEmail, envelopeTo: PendingRecipient[]): Promise<OutboundMessage> {
+  const { pending: _pending, project_id: _project, ...forMime } = email;
+  const key = signingKeyFor(batch.domainKeys, email.project_id, senderDomain(email.from_address));
+  return buildSignedMessage(services, key, { email: forMime, recipients: envelopeTo, date: services.clock.now() });
 }
 
 /** Dispatches one claimed job: build, hand to the provider, record the answer. */
@@ -171,7 +168,7 @@ async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch)
 
   let message: OutboundMessage;
   try {
-    message = await buildSignedMessage(services, batch, email, envelopeTo);
+    message = await buildMessage(services, batch, email, envelopeTo);
   } catch (error) {
     // Nothing was sent: the message cannot be built, and never will be.
     return settleUnanswered(services, job, envelopeTo.length, { outcome: 'failed', reason: 'invalid_message' }, error);
@@ -239,7 +236,7 @@ async function recordOutcome(d: Dispatcher, answered: Answered): Promise<Recorde
 
 export function startWorker(services: RelayServices, provider: DeliveryProvider): Worker {
   const worker = new DeliveryWorker(services, provider);
-  warmDkimSigning();
+  workerThreads.warm();
   worker.start();
   return { stop: () => worker.stop() };
 }

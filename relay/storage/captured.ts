@@ -1,4 +1,5 @@
 // Mail captured by the SMTP sink: captured_messages + captured_recipients.
+import { deleteCheckSummaries } from './check-summaries.js';
 import type { Db, Queryable } from './db.js';
 import { allStatements, insertRows } from './rows.js';
 
@@ -52,12 +53,21 @@ function summary(row: CapturedRow): CapturedSummary {
   };
 }
 
+/** What a captured message's inbox entry takes from its row: its place, project and email's tags. */
+export interface StoredCapture {
+  seq: number;
+  project_id: string | null;
+  /** The tags of the email it delivers (an email of this relay), else null. */
+  tags_json: string | null;
+}
+
 /** Many messages in a statement per table (a raw body each: the messages' own statements are issued together). */
-export async function insertCapturedMessages(tx: Queryable, messages: readonly NewCapturedMessage[]): Promise<void> {
+export async function insertCapturedMessages(tx: Queryable, messages: readonly NewCapturedMessage[]): Promise<StoredCapture[]> {
   const inserts = messages.map((message) =>
-    tx.run(
+    tx.get<StoredCapture>(
       `INSERT INTO captured_messages (id, envelope_from, header_from, envelope_to_json, subject, size, raw, email_id, received_at, project_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT project_id FROM emails WHERE id = ?)))`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT project_id FROM emails WHERE id = ?)))
+       RETURNING seq, project_id, (SELECT tags_json FROM emails WHERE id = captured_messages.email_id) AS tags_json`,
       [
         message.id,
         message.envelopeFrom,
@@ -74,8 +84,10 @@ export async function insertCapturedMessages(tx: Queryable, messages: readonly N
     ),
   );
   await allStatements(inserts);
+  const stored = await Promise.all(inserts);
   const recipients = messages.flatMap((m) => [...new Set(m.envelopeTo.map((a) => a.toLowerCase()))].map((address) => ({ message_id: m.id, address_lc: address })));
   await insertRows(tx, 'captured_recipients', ['message_id', 'address_lc'], recipients);
+  return stored.map((row) => ({ seq: Number(row!.seq), project_id: row!.project_id, tags_json: row!.tags_json }));
 }
 
 const SUMMARY_COLUMNS = 'm.seq, m.id, m.envelope_from, m.header_from, m.envelope_to_json, m.subject, m.size, m.received_at, m.project_id';
@@ -148,6 +160,12 @@ export async function capturedSeq(db: Pick<Db, 'get'>, id: string): Promise<numb
   return row ? Number(row.seq) : undefined;
 }
 
+/** The raw size of a captured message, without reading it; undefined when there is none. */
+export async function capturedSize(db: Pick<Db, 'get'>, id: string): Promise<number | undefined> {
+  const row = await db.get<{ size: number | string }>('SELECT size FROM captured_messages WHERE id = ?', [id]);
+  return row ? Number(row.size) : undefined;
+}
+
 export async function getCapturedMessage(
   db: Pick<Db, 'get'>,
   id: string,
@@ -160,7 +178,9 @@ export async function getCapturedMessage(
 }
 
 export async function deleteAllCapturedMessages(tx: Queryable): Promise<void> {
+  await tx.run('DELETE FROM inbox_tags');
   await tx.run('DELETE FROM inbox_entries');
+  await deleteCheckSummaries(tx);
   await tx.run('DELETE FROM captured_recipients');
   await tx.run('DELETE FROM captured_messages');
 }

@@ -13,6 +13,10 @@ export interface DeliveryAttemptRow {
   host: string | null;
   port: number | null;
   tls: number;
+  /** The negotiated TLS version (`TLSv1.3`); null without TLS. */
+  tls_version: string | null;
+  /** 1 the server's certificate verified, 0 it did not (the session was refused), null no TLS was tried. */
+  certificate_verified: number | null;
   outcome: string;
   reply: string | null;
   transcript_json: string;
@@ -29,6 +33,8 @@ const COLUMNS = [
   'host',
   'port',
   'tls',
+  'tls_version',
+  'certificate_verified',
   'outcome',
   'reply',
   'transcript_json',
@@ -51,7 +57,9 @@ export async function listDeliveryAttempts(db: Reader, emailId: string): Promise
     `SELECT ${COLUMNS.join(', ')} FROM delivery_attempts WHERE email_id = ? ORDER BY attempt, started_at, position`,
     [emailId],
   );
-  return rows.map((r) => ({ ...r, position: Number(r.position), attempt: Number(r.attempt), port: r.port === null ? null : Number(r.port), tls: Number(r.tls) }));
+  return rows.map((r) => ({ ...r, position: Number(r.position), attempt: Number(r.attempt), port: r.port === null ? null : Number(r.port), tls: Number(r.tls),
+    certificate_verified: r.certificate_verified === null ? null : Number(r.certificate_verified),
+  }));
 }
 
 /** Attempts of the emails whose body the retention rule is about to erase (terminal at or before `cutoff`). */

@@ -2,6 +2,7 @@
 // an email, the webhook deliveries its events caused, daily sends, and resending a delivery now.
 import type { Db, Queryable, Reader } from './db.js';
 import { inValues } from './rows.js';
+import { ATTEMPT_ANSWER_COLUMNS, attemptAnswer } from './webhooks.js';
 
 export async function findProject(db: Pick<Db, 'get'>, projectId: string): Promise<{ workspace_id: string; environment: string } | undefined> {
   return db.get('SELECT workspace_id, environment FROM projects WHERE id = ?', [projectId]);
@@ -33,6 +34,9 @@ export interface DeliveryAttemptView {
   status_code: number | null;
   error: string | null;
   attempted_at: string;
+  duration_ms: number | null;
+  response_body: string | null;
+  response_truncated: boolean;
 }
 
 export interface EventDeliveryView {
@@ -59,9 +63,12 @@ export async function deliveriesOfEmail(db: Pick<Db, 'all'>, emailId: string): P
     status_code: number | null;
     error: string | null;
     attempted_at: string | null;
+    duration_ms: number | null;
+    response_body: string | null;
+    response_truncated: number | null;
   }>(
     `SELECT d.id, d.webhook_id, w.url, d.event_id, d.event_type, d.state, d.next_attempt_at,
-            a.attempt, a.status_code, a.error, a.attempted_at
+            a.attempt, a.status_code, a.error, a.attempted_at, ${ATTEMPT_ANSWER_COLUMNS}
        FROM events e JOIN webhook_deliveries d ON d.event_id = e.id JOIN webhooks w ON w.id = d.webhook_id
        LEFT JOIN webhook_attempts a ON a.delivery_id = d.id
       WHERE e.email_id = ? ORDER BY e.seq, d.id, a.attempt`,
@@ -74,7 +81,9 @@ export async function deliveriesOfEmail(db: Pick<Db, 'all'>, emailId: string): P
       view = { webhook_id: r.webhook_id, url: r.url, event_id: r.event_id, event_type: r.event_type, state: r.state, next_attempt_at: r.next_attempt_at, attempts: [] };
       byId.set(r.id, view);
     }
-    if (r.attempt !== null) view.attempts.push({ attempt: r.attempt, status_code: r.status_code, error: r.error, attempted_at: r.attempted_at! });
+    if (r.attempt !== null) {
+      view.attempts.push({ attempt: r.attempt, status_code: r.status_code, error: r.error, attempted_at: r.attempted_at!, ...attemptAnswer(r) });
+    }
   }
   return [...byId.values()];
 }

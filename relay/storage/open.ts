@@ -7,9 +7,9 @@ import { openDatabase, type Db } from './db.js';
 import { openPostgres } from './postgres/db.js';
 
 /**
- * How relays sharing one database reach each other (PostgreSQL's LISTEN/NOTIFY): publish resolves
- * false when a message is too large to send; every relay's messages, its own included, arrive as
- * 'message'.
+ * How relays sharing one database reach each other (PostgreSQL's LISTEN/NOTIFY): publish sends a
+ * JSON-serialisable message of any size, resolving false when it could not be sent (no
+ * connection); the other relays' messages arrive as 'message', this relay's own do not.
  */
 export interface RelayNotifier {
   publish(message: unknown): Promise<boolean>;

@@ -10,6 +10,8 @@ export interface WebhookRow {
   url: string;
   events_json: string;
   created_at: string;
+  /** When an operator disabled it (null: enabled); listed, never inserted (a new endpoint is enabled). */
+  disabled_at?: string | null;
 }
 
 export interface AttemptRow {
@@ -19,6 +21,14 @@ export interface AttemptRow {
   status_code: number | null;
   error: string | null;
   attempted_at: string;
+  /** Real milliseconds until the answer was read or the attempt failed (null: before migration 0017). */
+  duration_ms: number | null;
+  /** The first 1,024 bytes of the receiver's answer, as text; null without an answer. */
+  response_body: string | null;
+  /** Whether the answer was longer than what response_body keeps. */
+  response_truncated: boolean;
+  /** When the delivery's next attempt is due if this is its latest attempt and it is pending; null otherwise. */
+  pending_next_at: string | null;
 }
 
 export interface DueDelivery {
@@ -73,7 +83,7 @@ export async function setWebhookDisabled(tx: Queryable, id: string, disabledAt: 
 
 export function listWebhooks(q: Reader, projectId: string): Promise<WebhookRow[]> {
   return q.all<WebhookRow>(
-    'SELECT id, project_id, url, events_json, created_at FROM webhooks WHERE project_id = ? AND deleted_at IS NULL ORDER BY created_at, id',
+    'SELECT id, project_id, url, events_json, created_at, disabled_at FROM webhooks WHERE project_id = ? AND deleted_at IS NULL ORDER BY created_at, id',
     [projectId],
   );
 }
@@ -99,16 +109,59 @@ export async function deleteWebhook(tx: Queryable, id: string, now: string): Pro
   return true;
 }
 
+/** The columns of an attempt's answer, read by every view of attempts (a.: webhook_attempts). */
+export const ATTEMPT_ANSWER_COLUMNS = 'a.duration_ms, a.response_body, a.response_truncated';
+
+/** An attempt's answer columns as the views give them (PostgreSQL's integers and 0/1 flags normalised). */
+export function attemptAnswer(r: { duration_ms: number | string | null; response_body: string | null; response_truncated: number | string | null }) {
+  return {
+    duration_ms: r.duration_ms === null ? null : Number(r.duration_ms),
+    response_body: r.response_body,
+    response_truncated: Number(r.response_truncated ?? 0) === 1,
+  };
+}
+
 /** The endpoint's attempts, newest first. */
-export function listAttempts(q: Reader, webhookId: string, limit: number): Promise<AttemptRow[]> {
-  return q.all<AttemptRow>(
-    `SELECT d.event_id, d.event_type, a.attempt, a.status_code, a.error, a.attempted_at
+export async function listAttempts(q: Reader, webhookId: string, limit: number): Promise<AttemptRow[]> {
+  const rows = await q.all<Omit<AttemptRow, 'response_truncated'> & { response_truncated: number | null }>(
+    `SELECT d.event_id, d.event_type, a.attempt, a.status_code, a.error, a.attempted_at, ${ATTEMPT_ANSWER_COLUMNS},
+            CASE WHEN d.state = 'pending' AND a.attempt = d.attempts THEN d.next_attempt_at END AS pending_next_at
        FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
       WHERE d.webhook_id = ?
       ORDER BY a.attempted_at DESC, a.id DESC
       LIMIT ?`,
     [webhookId, limit],
   );
+  return rows.map((r) => ({ ...r, ...attemptAnswer(r) }));
+}
+
+/** A window of deliveries by their event's time: from `since` (inclusive) to `until` (exclusive). */
+export interface DeliveryWindow {
+  since: string;
+  until: string;
+}
+
+/** How many of the endpoint's deliveries of events in the window have failed (every attempt made). */
+export async function countFailedDeliveries(q: Reader, webhookId: string, window: DeliveryWindow): Promise<number> {
+  const row = await q.get<{ n: number | string }>(
+    "SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ? AND state = 'failed' AND created_at >= ? AND created_at < ?",
+    [webhookId, window.since, window.until],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Makes every failed delivery of the endpoint in the window due at `now` for one more attempt
+ * (Svix's recover), and answers how many. Nothing for an endpoint that was deleted meanwhile.
+ */
+export async function recoverFailedDeliveries(tx: Queryable, webhookId: string, window: DeliveryWindow, now: string): Promise<number> {
+  const { changes } = await tx.run(
+    `UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?
+      WHERE webhook_id = ? AND state = 'failed' AND created_at >= ? AND created_at < ?
+        AND EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND deleted_at IS NULL)`,
+    [now, webhookId, window.since, window.until, webhookId],
+  );
+  return changes;
 }
 
 export function insertDeliveries(tx: Queryable, deliveries: readonly NewDelivery[]): Promise<void> {
@@ -208,15 +261,20 @@ export interface AttemptRecord {
   statusCode: number | null;
   error: string | null;
   attemptedAt: string;
+  durationMs: number;
+  responseBody: string | null;
+  responseTruncated: boolean;
   state: 'pending' | 'delivered' | 'failed';
   nextAttemptAt: string | null;
 }
 
 /** The attempt's row, and the delivery moved on, unless another attempt already moved it. */
 export async function recordAttempt(tx: Queryable, a: AttemptRecord): Promise<void> {
-  await tx.run('INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, attempted_at) VALUES (?, ?, ?, ?, ?)', [
-    a.deliveryId, a.attempt, a.statusCode, a.error, a.attemptedAt,
-  ]);
+  await tx.run(
+    `INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, attempted_at, duration_ms, response_body, response_truncated)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [a.deliveryId, a.attempt, a.statusCode, a.error, a.attemptedAt, a.durationMs, a.responseBody, a.responseTruncated ? 1 : 0],
+  );
   await tx.run(
     `UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ? WHERE id = ? AND state = 'pending' AND attempts = ?`,
     [a.state, a.attempt, a.nextAttemptAt, a.deliveryId, a.attempt - 1],

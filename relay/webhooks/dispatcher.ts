@@ -15,6 +15,7 @@ import {
   type AttemptRecord,
   type DueDelivery,
 } from '../storage/webhooks.js';
+import { readAnswerExcerpt } from './answer-excerpt.js';
 import { nextAttemptAtMs, WEBHOOK_MAX_ATTEMPTS } from './schedule.js';
 import { checkWebhookUrlSyntax, createGuardedConnector, UrlPolicyError } from './url-policy.js';
 
@@ -40,8 +41,6 @@ export const webhookDispatcherDefaults: Required<DispatcherOptions> = {
 const MAX_IDLE_MS = 60_000;
 /** How long stop() lets in-flight attempts finish before aborting them (they stay pending). */
 const STOP_GRACE_MS = 1_000;
-/** Response bodies are read and thrown away, up to this much, so connections can be reused. */
-const MAX_RESPONSE_BYTES = 64 * 1024;
 // An attempt's claim outlives its time-out by this much: past it the relay is taken for dead.
 const ATTEMPT_LEASE_MARGIN_MS = 10_000;
 
@@ -49,6 +48,10 @@ interface AttemptOutcome {
   statusCode: number | null;
   error: string | null;
   delivered: boolean;
+  /** Real milliseconds from the request's start until its answer was read or it failed. */
+  durationMs: number;
+  /** The start of the answer's body (answer-excerpt.ts); null when no answer came. */
+  body: { text: string; truncated: boolean } | null;
 }
 
 export interface WebhookDispatcher {
@@ -247,6 +250,9 @@ async function recordOutcome(services: RelayServices, row: DueDelivery, number: 
       statusCode: outcome.statusCode,
       error: outcome.error,
       attemptedAt: new Date(startedMs).toISOString(),
+      durationMs: outcome.durationMs,
+      responseBody: outcome.body?.text ?? null,
+      responseTruncated: outcome.body?.truncated ?? false,
       state,
       nextAttemptAt: nextMs === null ? null : new Date(nextMs).toISOString(),
     }),
@@ -287,7 +293,9 @@ function openEndpoint(services: RelayServices, row: DueDelivery): { url: URL; se
 async function postDelivery(ctx: AttemptContext, row: DueDelivery, shutdown: AbortSignal): Promise<AttemptOutcome> {
   const { timeoutMs } = ctx;
   const endpoint = openEndpoint(ctx.services, row);
-  if ('refused' in endpoint) return { statusCode: null, error: endpoint.refused, delivered: false };
+  if ('refused' in endpoint) return { statusCode: null, error: endpoint.refused, delivered: false, durationMs: 0, body: null };
+  const started = performance.now();
+  const took = () => Math.round(performance.now() - started);
   // Fresh timestamp and signature on every attempt; the body bytes never change.
   const signed = signWebhook(row.body, endpoint.secrets, { timestamp: ctx.services.clock.unix() });
   const signal = AbortSignal.any([shutdown, AbortSignal.timeout(timeoutMs)]);
@@ -310,12 +318,13 @@ async function postDelivery(ctx: AttemptContext, row: DueDelivery, shutdown: Abo
       bodyTimeout: timeoutMs,
     });
     const status = res.statusCode;
-    await res.body.dump({ limit: MAX_RESPONSE_BYTES, signal }).catch(() => undefined);
-    if (status >= 200 && status < 300) return { statusCode: status, error: null, delivered: true };
+    const body = await readAnswerExcerpt(res.body);
+    const answered = { statusCode: status, durationMs: took(), body };
+    if (status >= 200 && status < 300) return { ...answered, error: null, delivered: true };
     const why = status >= 300 && status < 400 ? `redirect (HTTP ${status}) not followed` : `HTTP ${status}`;
-    return { statusCode: status, error: why, delivered: false };
+    return { ...answered, error: why, delivered: false };
   } catch (error) {
-    return { statusCode: null, error: describeNetworkError(error, signal, timeoutMs), delivered: false };
+    return { statusCode: null, error: describeNetworkError(error, signal, timeoutMs), delivered: false, durationMs: took(), body: null };
   }
 }
 

@@ -476,6 +476,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/webhooks/{webhook_id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the endpoint's failed deliveries again (Svix's recover)
+         * @description Every delivery to this endpoint of an event from `since` up to `until` (default: now on the
+         *     relay clock) that failed (all its attempts made, none answered 2xx) is made due now for one
+         *     more attempt, oldest first, with a fresh timestamp and signature and the same id and body.
+         *     Deliveries still retrying keep their schedule. With `"dry_run": true` nothing changes and
+         *     `count` says how many would be sent: the dashboard and `ravenctl relay webhooks recover`
+         *     show it for confirmation first. A disabled endpoint's recovered deliveries wait until it is
+         *     enabled. A time ahead of the relay clock, or an `until` not after `since` -> 422.
+         */
+        post: operations["adminRecoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/webhooks/{webhook_id}/enable": {
         parameters: {
             query?: never;
@@ -624,7 +650,10 @@ export interface paths {
          *     Feedback-ID, List-Unsubscribe) List-Unsubscribe and one-click List-Unsubscribe-Post.
          *     `html` is null for a message without HTML. `links` are checked on every request (HEAD,
          *     then GET when HEAD is refused; http and https only, 5 s each, 8 at a time, the first 100;
-         *     the rest listed with `checked: false`); `?links=0` lists them unchecked. A link is never
+         *     the rest listed with `checked: false` and an `error` saying so); `?links=0` lists them
+         *     unchecked. `summary` is the verdict of the inbox's badge (CheckSummary), stored as the
+         *     message's badge; `skipped` names each check that did not run and why (an HTML part over
+         *     1 MiB, a message over spamd's 500 KB). A link is never
          *     followed into a private address unless the relay allows local webhooks. `spam` scores the
          *     message through spamd when the relay has `--spamd HOST:PORT` (`RAVEN_SPAMD`; messages up to
          *     500 KB); without it, or with spamd down, `available` is false and `message` says how to turn
@@ -684,12 +713,39 @@ export interface paths {
          * @description The inbox, newest first, with the unread count. `q` takes free text (subject, sender,
          *     recipients and the start of the text) and the terms `from:`, `to:`, `subject:`,
          *     `is:unread`, `is:read`, `has:attachment`, `before:` and `after:` (a date `YYYY-MM-DD`, UTC,
-         *     or an ISO 8601 time), `larger:` and `smaller:` (bytes, or `10k`, `2M`) and `project:`;
-         *     `-` before a term negates it; a value may be quoted; every term must match
-         *     (case-insensitive substrings). A term it does not know, a value it cannot read or an
-         *     unbalanced quote is free text, never an error.
+         *     or an ISO 8601 time), `larger:` and `smaller:` (bytes, or `10k`, `2M`), `project:`,
+         *     `tag:` and `message-id:`; `-` before a term negates it; a value may be quoted; every term
+         *     must match (case-insensitive substrings, except `tag:` and `message-id:`, which are exact).
+         *     `tag:name` matches a message with that tag whatever its value, `tag:name=value` only that
+         *     value; a message's tags are its API email's `tags` (mail the worker delivered) and the
+         *     comma-separated items of its `X-Tags` headers (`X-Tags: signup, plan=pro`).
+         *     `message-id:` matches the Message-ID header, given with or without its angle brackets.
+         *     A term it does not know, a value it cannot read or an unbalanced quote is free text, never
+         *     an error.
          */
         get: operations["adminSearchInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/inbox/unread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Unread captured mail, in all and per project
+         * @description What the dashboard's inbox project selector shows: the unread count of the whole inbox and
+         *     of each project that has unread mail (mail of no project counts in `unread` only). The
+         *     dashboard asks again on every frame of `/admin/v1/inbox/live`.
+         */
+        get: operations["adminInboxUnread"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1649,6 +1705,8 @@ export interface components {
             project_id: string;
             url: string;
             events: components["schemas"]["WebhookEventSelector"][];
+            /** @description False while the endpoint is disabled (POST .../disable); nothing is sent to it then and its deliveries wait. */
+            enabled: boolean;
             created_at: components["schemas"]["Timestamp"];
         };
         /** @description A new webhook endpoint with its signing secret. The secret is shown only here. */
@@ -1677,6 +1735,32 @@ export interface components {
             /** @description The new signing secret, used literally as UTF-8 bytes. Shown only here. */
             secret: string;
         };
+        RecoverWebhookRequest: {
+            /**
+             * Format: date-time
+             * @description The first event time to recover (ISO 8601 with a zone; not in the future).
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description Events before this time (exclusive; default now, on the relay clock; not in the future, after since).
+             */
+            until?: string;
+            /**
+             * @description Only count the failed deliveries; change nothing.
+             * @default false
+             */
+            dry_run: boolean;
+        };
+        WebhookRecovery: {
+            /** @description The endpoint. */
+            id: string;
+            since: components["schemas"]["Timestamp"];
+            until: components["schemas"]["Timestamp"];
+            dry_run: boolean;
+            /** @description The failed deliveries made due now (with dry_run, the ones that would be). */
+            count: number;
+        };
         WebhookEndpointState: {
             id: string;
             enabled: boolean;
@@ -1689,7 +1773,7 @@ export interface components {
         WebhookDelivery: {
             event_id: string;
             event_type: components["schemas"]["EventType"];
-            /** @description 1 for the first attempt, up to 7. */
+            /** @description 1 for the first attempt, up to 7 on the schedule; a resend or a recover adds one more each. */
             attempt: number;
             /** @description The endpoint's HTTP status, or null when no response arrived. */
             status_code: number | null;
@@ -1698,6 +1782,12 @@ export interface components {
             attempted_at: components["schemas"]["Timestamp"];
             /** @description When the next attempt is due; null when delivered or when attempts are exhausted. */
             next_attempt_at: components["schemas"]["Timestamp"] | null;
+            /** @description Real milliseconds from the request until the answer was read or the attempt failed (null for attempts recorded before this was kept). */
+            duration_ms: number | null;
+            /** @description The first 1,024 bytes of the endpoint's answer as UTF-8 text (a character cut at the end left out, unreadable bytes and NUL as U+FFFD); null when no answer came. */
+            response_body: string | null;
+            /** @description Whether the answer was longer than response_body. */
+            response_truncated: boolean;
         };
         /** @description An endpoint's delivery attempts, newest first. */
         WebhookDeliveryList: {
@@ -1742,6 +1832,27 @@ export interface components {
             size: number;
             /** @description The project the message belongs to: the project of the email a relay delivery carried, or of the API key a sink client authenticated with (AUTH); null when the relay cannot tell. */
             project_id: string | null;
+            /** @description The summary badge of the message's checks, or null until it is computed (a list that shows a message without one queues it). */
+            checks: components["schemas"]["CheckSummary"] | null;
+        };
+        /**
+         * @description The summary badge of a captured message's checks (README, "Checks of captured mail"),
+         *     computed lazily in the background, never at capture, and cached; running the checks
+         *     (`GET /admin/v1/messages/{id}/checks`) refreshes it. `fail`: a DKIM signature that does
+         *     not verify (fail, permerror, neutral), SPF fail, DMARC fail under a quarantine or reject
+         *     policy, a header check that fails (Message-ID or Date missing or invalid, no body,
+         *     bulk-looking mail without one-click List-Unsubscribe), or spamd scoring it as spam.
+         *     Otherwise `warnings`: no DKIM signature that verifies, SPF softfail, temperror or
+         *     permerror, DMARC fail under policy none, DMARC temperror or permerror, or a header check
+         *     that warns (HTML without a text part). Otherwise `pass`. Links and HTML compatibility never count (checking
+         *     links sends requests to the mail's URLs; nearly all HTML uses something some client lacks).
+         */
+        CheckSummary: {
+            /** @enum {string} */
+            verdict: "pass" | "warnings" | "fail";
+            /** @description Why it is not a pass, failures first; empty for a pass. */
+            reasons: string[];
+            checked_at: components["schemas"]["Timestamp"];
         };
         /** @description Captured messages, newest first. */
         CapturedMessageList: {
@@ -1827,12 +1938,23 @@ export interface components {
             project_id: string | null;
             received_at: components["schemas"]["Timestamp"];
             read: boolean;
+            /** @description The summary badge of the message's checks, or null until it is computed (the page queues it; open dashboards get it over the inbox WebSocket). Always present in a page; absent from the WebSocket's frames of newly captured mail, which has none yet. */
+            checks?: components["schemas"]["CheckSummary"] | null;
         };
         InboxPage: {
             messages: components["schemas"]["InboxEntry"][];
             next_cursor: string | null;
             /** @description Unread messages in the whole inbox, or in the project's with `project`. */
             unread: number;
+        };
+        InboxUnread: {
+            /** @description Unread messages in the whole inbox. */
+            unread: number;
+            /** @description Each project with unread mail, by id. */
+            projects: {
+                project_id: string;
+                unread: number;
+            }[];
         };
         MarkReadRequest: {
             read: boolean;
@@ -1867,6 +1989,12 @@ export interface components {
             status_code: number | null;
             error: string | null;
             attempted_at: components["schemas"]["Timestamp"];
+            /** @description Real milliseconds from the request until the answer was read or the attempt failed (null for attempts recorded before this was kept). */
+            duration_ms: number | null;
+            /** @description The first 1,024 bytes of the endpoint's answer as UTF-8 text (a character cut at the end left out, unreadable bytes and NUL as U+FFFD); null when no answer came. */
+            response_body: string | null;
+            /** @description Whether the answer was longer than response_body. */
+            response_truncated: boolean;
         };
         /** @description One event sent to one webhook endpoint, with every attempt. */
         EventDelivery: {
@@ -1911,6 +2039,18 @@ export interface components {
             deliveries: components["schemas"]["EventDelivery"][];
         };
         MessageChecks: {
+            /** @description The verdict the inbox's badge shows (CheckSummary's rules) and its reasons; this answer also refreshes the badge. */
+            summary: {
+                /** @enum {string} */
+                verdict: "pass" | "warnings" | "fail";
+                reasons: string[];
+            };
+            /** @description The checks that did not run on this message, and why: `html` and `links` for an HTML part over 1 MiB, `spam` for a message over spamd's 500 KB. Every message the sink accepts (up to 25 MiB) is checked within bounded memory: attachments are drained as the message is parsed, and messages over 1 MiB are checked one at a time. */
+            skipped: {
+                /** @enum {string} */
+                check: "authentication" | "headers" | "html" | "links" | "spam";
+                reason: string;
+            }[];
             authentication: {
                 /** @description One entry per DKIM-Signature header, top first; empty when unsigned. */
                 dkim: {
@@ -1943,7 +2083,7 @@ export interface components {
                 result: "pass" | "warn" | "fail";
                 message: string;
             }[];
-            /** @description Null when the message has no HTML part. */
+            /** @description Null when the message has no HTML part, or when `skipped` names `html` (an HTML part over 1 MiB). */
             html: components["schemas"]["HtmlCompatibility"] | null;
             links: components["schemas"]["LinkCheck"][];
             spam: components["schemas"]["SpamCheck"] | null;
@@ -2012,6 +2152,18 @@ export interface components {
             port: number | null;
             /** @description Whether the conversation ran over TLS (implicit, or after STARTTLS). */
             tls: boolean;
+            /**
+             * @description The TLS version negotiated (`TLSv1.3`, `TLSv1.2`); null when the conversation did not run over TLS.
+             * @example TLSv1.3
+             */
+            tls_version: string | null;
+            /**
+             * @description Whether the server's certificate verified against the trusted authorities (the system's
+             *     and the upstream CA option): true on every TLS conversation the relay carried on; false
+             *     when the session was refused for its certificate (nothing was sent over it); null when
+             *     no TLS was tried (the sink, or an upstream that offered no STARTTLS).
+             */
+            certificate_verified: boolean | null;
             outcome: components["schemas"]["RecipientStatus"];
             /** @description The server's final reply for this recipient (to the final dot, or the refusal or error that ended the attempt). */
             reply: string | null;
@@ -3411,6 +3563,45 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminRecoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook endpoint id.
+                 * @example whk_01JDQ4ZK5W9M2V3XG7H8TQ1B6N
+                 */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description How many failed deliveries are sent again (or would be, with dry_run). */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecovery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["AdminUnauthorized"];
+            403: components["responses"]["DashboardForbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminEnableWebhook: {
         parameters: {
             query?: never;
@@ -3823,6 +4014,30 @@ export interface operations {
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminInboxUnread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The unread counts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxUnread"];
+                };
+            };
+            401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["AdminTokenFailures"];
+            500: components["responses"]["InternalError"];
         };
     };
     adminMarkMessageRead: {

@@ -6,8 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
-import { newPage, relayAndBrowser, screenshot, signIn } from '../helpers/browser.js';
+import { newPage, refreshUntil, relayAndBrowser, screenshot, signIn } from '../helpers/browser.js';
 import { plainMessage, submitOnce } from '../helpers/submission.js';
 
 /** A webhook endpoint that always fails with 500, announcing each request. */
@@ -26,16 +25,6 @@ async function startFailingEndpoint() {
     requests: (n: number) => new Promise<void>((resolve) => (count >= n ? resolve() : waiters.push({ n, resolve }))),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-/** Clicks a refresh control until `done` holds: the dashboard shows what the relay wrote since. */
-async function refreshUntil(page: Page, refresh: () => Promise<void>, done: () => Promise<boolean>) {
-  const deadline = Date.now() + 15_000;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error('the dashboard never showed it');
-    await refresh();
-    await page.waitForLoadState('networkidle');
-  }
 }
 
 describe('dashboard operations', () => {

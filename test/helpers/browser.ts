@@ -61,6 +61,16 @@ export async function signIn(page: Page, t: TestRelay): Promise<void> {
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
 }
 
+/** Clicks a refresh control until `done` holds: the dashboard shows what the relay wrote since. */
+export async function refreshUntil(page: Page, refresh: () => Promise<void>, done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error('the dashboard never showed it');
+    await refresh();
+    await page.waitForLoadState('networkidle');
+  }
+}
+
 /** A screenshot kept as a test artifact (test-artifacts/screenshots/, not committed). */
 export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
   await mkdir(ARTIFACTS, { recursive: true });

@@ -22,6 +22,7 @@ import type { RelayServices } from '../../relay/services.js';
 import { startSmtpSink, type SmtpSink, type SmtpSinkOptions } from '../../relay/smtp/sink-server.js';
 import { openStorage } from '../../relay/storage/open.js';
 import { TEST_BACKEND, freshPostgresDatabase } from './backend.js';
+import { startCheckSummaries } from '../../relay/inbox/checks/summaries.js';
 import { MessageWaits } from '../../relay/inbox/message-waits.js';
 import { AuthFailures } from '../../relay/auth-failures.js';
 import { DashboardSessions } from '../../relay/dashboard/sessions.js';
@@ -95,6 +96,7 @@ export async function startHarness(
     adminToken: 'harness-admin-token',
     sessions: new DashboardSessions(db, 'harness-admin-token'),
     messageWaits: new MessageWaits({ db, bus, log: createLogger('error') }),
+    checkSummaries: startCheckSummaries(() => services),
     adminTokenFailures: new AuthFailures(() => clock.nowMs()),
     health: { database: true, http: false, smtp: false, worker: false },
   };

@@ -24,6 +24,8 @@ export interface Cluster {
   admin(relay: number, method: string, urlPath: string, body?: unknown): Promise<CallResult>;
   /** Starts one more relay on the same database (after a kill, for instance). */
   addRelay(): Promise<RelayProcess>;
+  /** Starts relay i again on its own data directory (after kill9 or stop), in its place in `relays`. */
+  restartRelay(i: number): Promise<RelayProcess>;
   stop(): Promise<void>;
 }
 
@@ -59,15 +61,19 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   let count = 0;
   const relays: RelayProcess[] = [];
 
-  const addRelay = async () => {
-    const i = count++;
-    const relay = await startRelayProcess({
+  const startAt = (i: number) =>
+    startRelayProcess({
       dataDir: path.join(dir, `relay-${i}`),
       adminToken: ADMIN_TOKEN,
       config: configFile,
       extraArgs: ['--database', database.url, ...(options.extraArgs ?? []), ...(options.relayArgs?.(i) ?? [])],
+      // Started beside relays under load (a restart in the chaos test) on a small machine.
+      startTimeoutMs: 60_000,
     });
-    relays.push(relay);
+  const addRelay = async () => {
+    const i = count++;
+    const relay = await startAt(i);
+    relays[i] = relay;
     return relay;
   };
 
@@ -92,6 +98,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         }),
       admin: (i, method, urlPath, body) => call(relays[i]!.httpUrl, method, urlPath, { token: ADMIN_TOKEN, body }),
       addRelay,
+      async restartRelay(i) {
+        const relay = await startAt(i);
+        relays[i] = relay;
+        return relay;
+      },
       async stop() {
         await Promise.all(relays.map((r) => r.stop().catch(() => r.kill9())));
         await pool.end();

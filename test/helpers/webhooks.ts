@@ -3,7 +3,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
-import { call, createProjectWithKey, type TestRelay } from './start-relay.js';
+import { after, before } from 'node:test';
+import { call, createProjectWithKey, startTestRelay, type TestRelay, type TestRelayOptions } from './start-relay.js';
 import type { AttemptRow } from '../../relay/storage/webhooks.js';
 
 export interface ReceivedRequest {
@@ -17,7 +18,7 @@ export interface ReceivedRequest {
 
 /** How the receiver answers one request: a status (and headers), never ('hang'), or by
  * destroying the connection without a response ('reset'). */
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang' | 'reset';
+export type Answer = { status: number; headers?: Record<string, string>; body?: string | Buffer } | 'hang' | 'reset';
 
 export interface Receiver {
   url: string;
@@ -79,13 +80,26 @@ export async function startReceiver(): Promise<Receiver> {
         return;
       }
       res.writeHead(answer.status, answer.headers);
-      res.end('ok');
+      res.end(answer.body ?? 'ok');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.port = (server.address() as AddressInfo).port;
   receiver.url = `http://127.0.0.1:${receiver.port}/hook`;
   return receiver;
+}
+
+/** A relay and a receiver for the tests of one describe(), started before and stopped after them. */
+export function relayAndReceiver(options?: TestRelayOptions): { t: TestRelay; receiver: Receiver } {
+  const env = {} as { t: TestRelay; receiver: Receiver };
+  before(async () => {
+    [env.t, env.receiver] = await Promise.all([startTestRelay(options), startReceiver()]);
+  });
+  after(async () => {
+    await env.receiver?.close();
+    await env.t?.stop();
+  });
+  return env;
 }
 
 export async function createEndpoint(t: TestRelay, url: string, events: string[] = ['email.queued'], projectId = t.projectId) {
@@ -95,7 +109,7 @@ export async function createEndpoint(t: TestRelay, url: string, events: string[]
 }
 
 /** One entry of GET /admin/v1/webhooks/{id}/deliveries: the stored attempt and when the next is due. */
-export type AttemptView = AttemptRow & { next_attempt_at: string | null };
+export type AttemptView = Omit<AttemptRow, 'pending_next_at'> & { next_attempt_at: string | null };
 
 /**
  * Writes an endpoint straight into the database, past the creation-time checks: as if its URL had

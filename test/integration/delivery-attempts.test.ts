@@ -24,6 +24,8 @@ interface Attempt {
   host: string | null;
   port: number | null;
   tls: boolean;
+  tls_version: string | null;
+  certificate_verified: boolean | null;
   outcome: string;
   reply: string | null;
   transcript: Array<{ dir: 'C' | 'S'; line: string }>;
@@ -177,10 +179,10 @@ describe('attempts through the sink', () => {
     await t.waitForFinal(sent.body.id);
     const attempts = await attemptsOf(t, sent.body.id);
     assert.deepEqual(
-      attempts.map((a) => [a.recipient, a.attempt, a.provider, a.tls, a.outcome]),
+      attempts.map((a) => [a.recipient, a.attempt, a.provider, a.tls, a.tls_version, a.certificate_verified, a.outcome]),
       [
-        [`one@${t.domain}`, 1, 'sink', false, 'delivered'],
-        [`rejected@${t.domain}`, 1, 'sink', false, 'failed'],
+        [`one@${t.domain}`, 1, 'sink', false, null, null, 'delivered'],
+        [`rejected@${t.domain}`, 1, 'sink', false, null, null, 'failed'],
       ],
     );
     assert.equal(attempts[0]!.port, t.relay.smtpPort);

@@ -1,11 +1,25 @@
 // The inbox search language on both backends (issue 23): Mailpit's terms and more, negation,
 // quoted values; unknown terms and unbalanced quotes are free text, never an error; 422 past 500
-// characters.
+// characters. tag: and message-id: on real captured mail: worker deliveries with tags, SMTP with
+// X-Tags, Message-IDs with and without brackets, and the backfill of mail from before 0016.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import nodemailer from 'nodemailer';
+import { startInboxIndexer } from '../../relay/inbox/indexer.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
 import { createProjectWithKey, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
+
+/** Waits until the inbox lists `n` messages (the indexer runs after the capture). */
+async function inboxHolds(t: TestRelay, n: number): Promise<void> {
+  while ((await t.admin('GET', '/admin/v1/inbox')).body.messages.length !== n) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** The subjects a search finds, sorted. */
+async function subjectsFound(t: TestRelay, q: string): Promise<string[]> {
+  const res = await t.admin('GET', `/admin/v1/inbox?q=${encodeURIComponent(q)}`);
+  assert.equal(res.status, 200, `${q}: ${res.text}`);
+  return res.body.messages.map((m: { subject: string }) => m.subject).sort();
+}
 
 describe('inbox search terms', () => {
   let t: TestRelay;
@@ -29,19 +43,11 @@ describe('inbox search terms', () => {
     }
     const sent = await t.send({ from: `app@${other.domain}`, to: `carol@${other.domain}`, subject: 'Sign-in code' }, { key: other.key });
     assert.equal(sent.status, 202, sent.text);
-    for (;;) {
-      const all = await t.admin('GET', '/admin/v1/inbox');
-      if (all.body.messages.length === 4) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await inboxHolds(t, 4);
   });
   after(() => t.stop());
 
-  const subjects = async (q: string) => {
-    const res = await t.admin('GET', `/admin/v1/inbox?q=${encodeURIComponent(q)}`);
-    assert.equal(res.status, 200, `${q}: ${res.text}`);
-    return res.body.messages.map((m: { subject: string }) => m.subject).sort();
-  };
+  const subjects = (q: string) => subjectsFound(t, q);
 
   test('% _ and \\ in a term match themselves (regression: a LIKE pattern on PostgreSQL)', async () => {
     assert.deepEqual(await subjects('subject:"100% now_"'), ['Save 100% now_ok']);
@@ -63,6 +69,16 @@ describe('inbox search terms', () => {
     assert.deepEqual(await subjects('report -numbers'), []);
   });
 
+  test('the unread count of all and per project (GET /admin/v1/inbox/unread), as read flags change', async () => {
+    const counts = async () => (await t.admin('GET', '/admin/v1/inbox/unread')).body;
+    assert.deepEqual(await counts(), { unread: 4, projects: [{ project_id: other.projectId, unread: 1 }] });
+    const [code] = (await t.admin('GET', `/admin/v1/inbox?project=${other.projectId}`)).body.messages;
+    assert.equal((await t.admin('POST', `/admin/v1/messages/${code.id}/read`, { read: true })).status, 200);
+    assert.deepEqual(await counts(), { unread: 3, projects: [] });
+    assert.equal((await t.admin('POST', `/admin/v1/messages/${code.id}/read`, { read: false })).status, 200);
+    assert.deepEqual(await counts(), { unread: 4, projects: [{ project_id: other.projectId, unread: 1 }] });
+  });
+
   test('has:attachment, larger:/smaller:, before:/after:, project:, is:', async () => {
     assert.deepEqual(await subjects('has:attachment'), ['Invoice with attachment']);
     assert.deepEqual(await subjects('-has:attachment'), ['Save 100% now_ok', 'Sign-in code', 'Weekly report']);
@@ -78,6 +94,24 @@ describe('inbox search terms', () => {
     assert.deepEqual(await subjects('-is:unread'), []);
   });
 
+  test('a search bounded by before:/after: pages by capture time, newest first, each message once', async () => {
+    const all = await subjects('');
+    const seen: string[] = [];
+    let cursor = '';
+    for (let pages = 0; pages < 10; pages++) {
+      const res = await t.admin('GET', `/admin/v1/inbox?limit=1&q=${encodeURIComponent('after:2000-01-01 before:2999-01-01')}${cursor ? `&cursor=${cursor}` : ''}`);
+      assert.equal(res.status, 200, res.text);
+      seen.push(...res.body.messages.map((m: { subject: string }) => m.subject));
+      if (res.body.next_cursor === null) break;
+      cursor = res.body.next_cursor;
+    }
+    assert.deepEqual([...seen].sort(), all);
+    const newestFirst = (await t.admin('GET', '/admin/v1/inbox')).body.messages.map((m: { subject: string }) => m.subject);
+    assert.deepEqual(seen, newestFirst);
+    const bad = await t.admin('GET', `/admin/v1/inbox?cursor=${Buffer.from('i2:1:yesterday').toString('base64url')}`);
+    assert.equal(bad.status, 422, bad.text);
+  });
+
   test('unknown terms, unreadable values and unbalanced quotes are free text; over 500 characters is 422', async () => {
     assert.deepEqual(await subjects('colour:blue'), []);
     assert.deepEqual(await subjects('after:someday'), []);
@@ -86,5 +120,107 @@ describe('inbox search terms', () => {
     const long = await t.admin('GET', `/admin/v1/inbox?q=${'a'.repeat(501)}`);
     assert.equal(long.status, 422, long.text);
     assert.equal(long.body.error.details[0].field, 'q');
+  });
+});
+
+describe('tag: and message-id: (migration 0016)', () => {
+  let t: TestRelay;
+  before(async () => {
+    t = await startTestRelay();
+    // Worker deliveries: the API email's tags.
+    for (const [subject, tags] of [
+      ['Welcome aboard', { signup: 'web', plan: 'pro' }],
+      ['Your receipt', { plan: 'free', kind: 'receipt' }],
+    ] as const) {
+      const sent = await t.send({ subject, tags });
+      assert.equal(sent.status, 202, sent.text);
+      // Captured before the raw ones below, so the paging test knows the order.
+      assert.equal((await t.waitForFinal(sent.body.id)).status, 'delivered');
+    }
+    // Raw SMTP into the sink: X-Tags headers (Mailpit's form, two of them) and Message-IDs.
+    const transport = nodemailer.createTransport({ host: t.relay.smtpHost, port: t.relay.smtpPort, ignoreTLS: true });
+    try {
+      await transport.sendMail({
+        from: 'ci@tags.test',
+        to: 'qa@tags.test',
+        subject: 'Nightly build',
+        text: 'Green.',
+        messageId: '<Build.42@CI.Tags.Test>',
+        headers: { 'X-Tags': 'Tag 1,  nightly , plan=Enterprise' },
+      });
+      await transport.sendMail({ from: 'ci@tags.test', to: 'qa@tags.test', subject: 'Untagged', text: 'Plain.', messageId: '<untagged.7@tags.test>' });
+    } finally {
+      transport.close();
+    }
+    await inboxHolds(t, 4);
+  });
+  after(() => t.stop());
+
+  const subjects = (q: string) => subjectsFound(t, q);
+
+  test("tag:name matches the API email's tags and X-Tags items whatever the value; name=value only that value", async () => {
+    assert.deepEqual(await subjects('tag:signup'), ['Welcome aboard']);
+    assert.deepEqual(await subjects('tag:plan'), ['Nightly build', 'Welcome aboard', 'Your receipt']);
+    assert.deepEqual(await subjects('tag:plan=pro'), ['Welcome aboard']);
+    assert.deepEqual(await subjects('tag:PLAN=enterprise'), ['Nightly build']);
+    assert.deepEqual(await subjects('tag:nightly'), ['Nightly build']);
+    assert.deepEqual(await subjects('tag:"tag 1"'), ['Nightly build']);
+    assert.deepEqual(await subjects('tag:"plan = free"'), ['Your receipt']);
+    // Exact, never a substring of a name or a value.
+    assert.deepEqual(await subjects('tag:pla'), []);
+    assert.deepEqual(await subjects('tag:plan=pr'), []);
+    assert.deepEqual(await subjects('tag:tag'), []);
+  });
+
+  test('tag: negated, combined, paged', async () => {
+    assert.deepEqual(await subjects('-tag:plan'), ['Untagged']);
+    assert.deepEqual(await subjects('tag:plan -tag:plan=pro'), ['Nightly build', 'Your receipt']);
+    assert.deepEqual(await subjects('tag:plan tag:kind=receipt'), ['Your receipt']);
+    assert.deepEqual(await subjects('tag:plan subject:welcome'), ['Welcome aboard']);
+    assert.deepEqual(await subjects('tag:plan build'), ['Nightly build']);
+    const first = await t.admin('GET', `/admin/v1/inbox?limit=2&q=${encodeURIComponent('tag:plan')}`);
+    assert.equal(first.body.messages.length, 2);
+    const second = await t.admin('GET', `/admin/v1/inbox?limit=2&q=${encodeURIComponent('tag:plan')}&cursor=${first.body.next_cursor}`);
+    // Capture order (the worker's deliveries and SMTP interleave) decides the pages, not the test.
+    const paged = [...first.body.messages, ...second.body.messages].map((m: { subject: string }) => m.subject).sort();
+    assert.deepEqual(paged, ['Nightly build', 'Welcome aboard', 'Your receipt']);
+    assert.equal(second.body.next_cursor, null);
+  });
+
+  test('message-id: exact, with or without angle brackets, case-insensitive, negatable', async () => {
+    assert.deepEqual(await subjects('message-id:build.42@ci.tags.test'), ['Nightly build']);
+    assert.deepEqual(await subjects('message-id:<Build.42@CI.Tags.Test>'), ['Nightly build']);
+    assert.deepEqual(await subjects('message-id:"<build.42@ci.tags.test>"'), ['Nightly build']);
+    assert.deepEqual(await subjects('message-id:build.42'), []);
+    assert.deepEqual(await subjects('-message-id:<untagged.7@tags.test> -tag:plan'), []);
+    assert.deepEqual(await subjects('-message-id:untagged.7@tags.test'), ['Nightly build', 'Welcome aboard', 'Your receipt']);
+    // The worker's deliveries carry the Message-ID the relay gave them.
+    const [delivered] = (await t.admin('GET', `/admin/v1/inbox?q=${encodeURIComponent('tag:signup')}`)).body.messages;
+    const raw = (await t.admin('GET', `/admin/v1/messages/${delivered.id}/raw`)).text;
+    const id = /^Message-ID:\s*<([^>]+)>/im.exec(raw)![1]!;
+    assert.deepEqual(await subjects(`message-id:${id}`), ['Welcome aboard']);
+  });
+
+  test('mail captured before migration 0016 is backfilled by the indexer at start', async () => {
+    const { db } = t.relay.services;
+    await db.write(async (tx) => {
+      await tx.run('DELETE FROM inbox_tags');
+      await tx.run('UPDATE inbox_entries SET header_message_id = NULL');
+    });
+    assert.deepEqual(await subjects('tag:plan'), []);
+    const indexer = startInboxIndexer(t.relay.services);
+    await indexer.idle();
+    await indexer.stop();
+    assert.deepEqual(await subjects('tag:plan'), ['Nightly build', 'Welcome aboard', 'Your receipt']);
+    assert.deepEqual(await subjects('message-id:<build.42@ci.tags.test>'), ['Nightly build']);
+    assert.deepEqual(await subjects('-tag:plan'), ['Untagged']);
+  });
+
+  test('a deleted message takes its tags with it', async () => {
+    const [nightly] = (await t.admin('GET', `/admin/v1/inbox?q=${encodeURIComponent('tag:nightly')}`)).body.messages;
+    assert.equal((await t.admin('DELETE', `/admin/v1/messages/${nightly.id}`)).status, 204);
+    const left = await t.relay.services.db.get<{ n: number }>("SELECT count(*) AS n FROM inbox_tags WHERE term = 'nightly'");
+    assert.equal(Number(left!.n), 0);
+    assert.deepEqual(await subjects('tag:plan'), ['Welcome aboard', 'Your receipt']);
   });
 });

@@ -36,6 +36,11 @@ test('GTUBE is scored as spam by a real spamd, with the rule and its description
   const gtube = spam.rules.find((r: any) => r.name === 'GTUBE');
   assert.ok(gtube, JSON.stringify(spam.rules));
   assert.match(gtube.description, /Generic Test for Unsolicited Bulk Email/);
+  // Running the checks stored the badge: spam fails it, with the score as the reason.
+  const [listed] = (await t.admin('GET', '/admin/v1/messages?limit=1')).body.messages;
+  assert.equal(listed.id, id);
+  assert.equal(listed.checks.verdict, 'fail');
+  assert.match(listed.checks.reasons[0], /^spam: SpamAssassin scores \d/);
 });
 
 test('an ordinary message is not spam; with spamd down the check is unavailable and the rest answers', async () => {

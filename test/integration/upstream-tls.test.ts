@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.js';
+import { ravenctl } from '../helpers/ravenctl.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 import { makeSelfSignedCert, type TestCert } from '../helpers/tls-cert.js';
 
@@ -52,6 +53,18 @@ describe('an upstream with a self-signed certificate, no CA given', () => {
     assert.equal(delayed.payload.attempt, 1);
     assert.equal(upstream.received.length, 0, 'nothing went over the untrusted connection');
   });
+
+  test('the attempt records the refused certificate: no TLS version, certificate_verified false (API and CLI)', async () => {
+    const sent = await t.send({ subject: 'untrusted attempt' });
+    await afterFirstAttempt(t, sent.body.id);
+    const res = await t.admin('GET', `/admin/v1/emails/${sent.body.id}/attempts`);
+    assert.equal(res.status, 200, res.text);
+    const [attempt] = res.body.attempts;
+    assert.deepEqual([attempt.tls, attempt.tls_version, attempt.certificate_verified], [false, null, false]);
+    const human = await ravenctl(['relay', 'emails', 'attempts', sent.body.id], { env: { RAVEN_BASE_URL: t.url, RAVEN_ADMIN_TOKEN: t.adminToken } });
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /TLS refused: certificate not verified/);
+  });
 });
 
 describe('the same upstream with its certificate as the upstream CA', () => {
@@ -69,5 +82,12 @@ describe('the same upstream with its certificate as the upstream CA', () => {
     const email = await t.waitForFinal(sent.body.id);
     assert.equal(email.status, 'sent');
     assert.ok(upstream.received.some((m) => /^Subject: trusted upstream/m.test(m.raw)));
+    const res = await t.admin('GET', `/admin/v1/emails/${sent.body.id}/attempts`);
+    const [attempt] = res.body.attempts;
+    assert.equal(attempt.tls, true);
+    assert.match(attempt.tls_version, /^TLSv1\.[23]$/);
+    assert.equal(attempt.certificate_verified, true);
+    const human = await ravenctl(['relay', 'emails', 'attempts', sent.body.id], { env: { RAVEN_BASE_URL: t.url, RAVEN_ADMIN_TOKEN: t.adminToken } });
+    assert.match(human.stdout, /\(TLSv1\.[23], certificate verified\)/);
   });
 });

@@ -28,7 +28,8 @@ describe('admin webhook endpoints (development relay: local webhooks allowed)', 
     const list = await t.admin('GET', `/admin/v1/projects/${t.projectId}/webhooks`);
     assert.equal(list.status, 200);
     const listed = list.body.webhooks.find((w: { id: string }) => w.id === res.body.id);
-    assert.deepEqual(Object.keys(listed).sort(), ['created_at', 'events', 'id', 'project_id', 'url']);
+    assert.deepEqual(Object.keys(listed).sort(), ['created_at', 'enabled', 'events', 'id', 'project_id', 'url']);
+    assert.equal(listed.enabled, true);
     assert.ok(!list.text.includes(res.body.secret));
 
     const row = await t.relay.services.db.get<{ secret_enc: string }>('SELECT secret_enc FROM webhooks WHERE id = ?', [res.body.id]);

@@ -75,8 +75,19 @@ describe('webhook delivery', () => {
 
     const [attempt] = await waitForAttempts(t, hook.id, 1);
     assert.deepEqual(
-      { ...attempt, attempted_at: undefined },
-      { event_id: event.id, event_type: 'email.queued', attempt: 1, status_code: 200, error: null, attempted_at: undefined, next_attempt_at: null },
+      { ...attempt, attempted_at: undefined, duration_ms: undefined },
+      {
+        event_id: event.id,
+        event_type: 'email.queued',
+        attempt: 1,
+        status_code: 200,
+        error: null,
+        attempted_at: undefined,
+        next_attempt_at: null,
+        duration_ms: undefined,
+        response_body: 'ok',
+        response_truncated: false,
+      },
     );
     await t.admin('DELETE', `/admin/v1/webhooks/${hook.id}`);
   });

@@ -1,7 +1,6 @@
 // The headers a receiver expects (issue 26): Message-ID and Date on every message, a text part
 // beside the HTML, and for bulk-looking mail List-Unsubscribe with one-click List-Unsubscribe-Post
 // (Gmail and Yahoo require one-click unsubscribe from bulk senders since 2024).
-import type { ParsedMail } from 'mailparser';
 import { headerValue } from '../../mail/headers.js';
 
 export type CheckResult = 'pass' | 'warn' | 'fail';
@@ -20,7 +19,7 @@ function looksBulk(headers: Array<[string, string]>): boolean {
   return BULK_MARKERS.some((name) => name !== 'precedence' && headerValue(headers, name) !== null) || precedence === 'bulk' || precedence === 'list';
 }
 
-export function checkHeaders(headers: Array<[string, string]>, parsed: ParsedMail): HeaderCheck[] {
+export function checkHeaders(headers: Array<[string, string]>, bodies: { html: string | null; text: string | null }): HeaderCheck[] {
   const checks: HeaderCheck[] = [];
   const present = (name: string) => headerValue(headers, name) !== null;
 
@@ -37,8 +36,8 @@ export function checkHeaders(headers: Array<[string, string]>, parsed: ParsedMai
         ? { name: 'Date', result: 'fail', message: `not a valid date: ${date}` }
         : { name: 'Date', result: 'pass', message: 'present' },
   );
-  const hasHtml = typeof parsed.html === 'string' && parsed.html !== '';
-  const hasText = typeof parsed.text === 'string' && parsed.text.trim() !== '';
+  const hasHtml = bodies.html !== null && bodies.html !== '';
+  const hasText = bodies.text !== null && bodies.text.trim() !== '';
   checks.push(
     hasText
       ? { name: 'Text part', result: 'pass', message: 'present' }

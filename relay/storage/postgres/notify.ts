@@ -3,6 +3,12 @@
 // One dedicated connection listens; it reconnects by itself after the server or network drops it.
 // Notifications are a wake-up, not the queue: workers still poll, so one lost in a reconnect only
 // delays work, it never loses it.
+//
+// A message past NOTIFY's 8,000-byte limit (an event whose webhook body carries twenty long tags,
+// a batch of inbox entries) is carried whole all the same: it is stored as a row of bus_payloads
+// (migration 0022) and the notification, sent in the same statement, names the row; each
+// receiving relay reads it before it hands the message on. Rows older than a minute are deleted by
+// the next oversized publish.
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 
@@ -10,12 +16,30 @@ const CHANNEL = 'raven';
 // NOTIFY payloads must stay under 8000 bytes.
 export const MAX_NOTIFY_BYTES = 7_900;
 const RECONNECT_MS = 500;
+/** A notification naming a stored payload: this prefix, then the row's id (JSON never starts so). */
+const STORED = '@';
+
+// Stores the payload, deletes the rows every relay has long read (skipping any another relay is
+// deleting), and notifies with the new row's id, all in one statement: the notification goes out
+// at its commit, when the row is there to read.
+const PUBLISH_STORED = `
+  WITH expired AS (
+    DELETE FROM bus_payloads WHERE id IN (
+      SELECT id FROM bus_payloads WHERE created_at < clock_timestamp() - interval '60 seconds' FOR UPDATE SKIP LOCKED)
+  ), stored AS (
+    INSERT INTO bus_payloads (payload) VALUES ($2) RETURNING id
+  )
+  SELECT pg_notify($1, '${STORED}' || id) FROM stored`;
 
 export class PostgresNotifier extends EventEmitter {
   private client: pg.Client | undefined;
+  /** The listening connection's server process: the notifications it sent itself are not news. */
+  private ownPid = 0;
   private stopped = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private sending: Promise<boolean> = Promise.resolve(true);
+  /** Notifications are handed on one at a time, in the order they arrived, stored ones included. */
+  private receiving: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly url: string,
@@ -31,17 +55,28 @@ export class PostgresNotifier extends EventEmitter {
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
-      if (message.channel !== CHANNEL || message.payload === undefined) return;
-      try {
-        this.emit('message', JSON.parse(message.payload));
-      } catch {
-        // not one of ours
-      }
+      if (message.channel !== CHANNEL || message.payload === undefined || message.processId === this.ownPid) return;
+      this.receive(client, message.payload);
     });
     await client.connect();
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    this.ownPid = rows[0]!.pid;
     await client.query(`LISTEN ${CHANNEL}`);
     this.client = client;
     this.emit('connected');
+  }
+
+  private receive(client: pg.Client, payload: string): void {
+    this.receiving = this.receiving.then(async () => {
+      let text: string | undefined = payload;
+      if (payload.startsWith(STORED)) {
+        // Read on the connection it arrived on; if that is gone, or the row too, the message is
+        // lost as a notification sent during a reconnect would be.
+        const { rows } = await client.query<{ payload: string }>('SELECT payload FROM bus_payloads WHERE id = $1', [payload.slice(STORED.length)]);
+        text = rows[0]?.payload;
+      }
+      if (text !== undefined) this.emit('message', JSON.parse(text));
+    }).catch(() => undefined); // not one of ours, or its row could not be read
   }
 
   private lost(client: pg.Client, error?: Error): void {
@@ -62,14 +97,14 @@ export class PostgresNotifier extends EventEmitter {
     this.reconnectTimer.unref();
   }
 
-  /** Sends message to every relay listening, this one included; false if it could not be sent. */
+  /** Sends message to every other relay listening, whatever its size; false if it could not be sent. */
   publish(message: unknown): Promise<boolean> {
     const payload = JSON.stringify(message);
-    if (Buffer.byteLength(payload) > MAX_NOTIFY_BYTES) return Promise.resolve(false);
+    const statement = Buffer.byteLength(payload) > MAX_NOTIFY_BYTES ? PUBLISH_STORED : 'SELECT pg_notify($1, $2)';
     // One statement at a time on the connection, in the order published.
     const sent = this.sending.then(async () => {
       if (!this.client) return false;
-      await this.client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]);
+      await this.client.query(statement, [CHANNEL, payload]);
       return true;
     });
     this.sending = sent.catch(() => false);

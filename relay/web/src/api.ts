@@ -5,7 +5,10 @@ import type { components } from '../../../sdk/generated/openapi';
 export type Schemas = components['schemas'];
 export type InboxEntry = Schemas['InboxEntry'];
 /** A frame of /admin/v1/inbox/live (openapi.yaml, x-websockets). */
-export type InboxLiveFrame = Pick<Schemas['InboxPage'], 'unread'> & { type: 'captured' | 'changed'; messages?: InboxEntry[] };
+export type InboxLiveFrame =
+  | (Pick<Schemas['InboxPage'], 'unread'> & { type: 'captured' | 'changed'; messages?: InboxEntry[] })
+  /** Checks badges computed in the background (no unread count: nothing was read or captured). */
+  | { type: 'checked'; checks: Array<{ id: string; checks: Schemas['CheckSummary'] }> };
 
 export class ApiFailure extends Error {
   constructor(

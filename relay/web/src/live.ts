@@ -61,7 +61,34 @@ export function watchUnread(onUnread: (unread: number) => void): () => void {
     api<Schemas['InboxPage']>('GET', '/admin/v1/inbox?limit=1').then((page) => frames === before && onUnread(page.unread), () => undefined);
   };
   return connectInboxLive((frame) => {
+    if (frame.type === 'checked') return;
     frames += 1;
     onUnread(frame.unread);
   }, ask);
+}
+
+/**
+ * The unread counts of the whole inbox and of each project (the inbox's project selector), asked
+ * again on every frame; one question at a time, so an older answer never lands after a newer one.
+ */
+export function watchUnreadByProject(onCounts: (counts: Schemas['InboxUnread']) => void): () => void {
+  let asking = false;
+  let again = false;
+  const ask = () => {
+    if (asking) {
+      again = true;
+      return;
+    }
+    asking = true;
+    api<Schemas['InboxUnread']>('GET', '/admin/v1/inbox/unread')
+      .then(onCounts, () => undefined)
+      .finally(() => {
+        asking = false;
+        if (again) {
+          again = false;
+          ask();
+        }
+      });
+  };
+  return connectInboxLive(ask, ask);
 }

@@ -27,6 +27,8 @@ export function register(cmd: Command): void {
             { header: 'TO', value: (m) => m.to.join(', '), maxWidth: 40 },
             { header: 'SUBJECT', value: (m) => m.subject ?? '', maxWidth: 40 },
             { header: 'SIZE', value: (m) => String(m.size) },
+            // The checks badge; '-' until the relay has computed it (this listing queued it).
+            { header: 'CHECKS', value: (m) => m.checks?.verdict ?? '-' },
             { header: 'RECEIVED', value: (m) => m.received_at },
           ],
           'No captured messages.',

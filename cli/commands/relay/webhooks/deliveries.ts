@@ -1,4 +1,4 @@
-/** ravenctl relay webhooks deliveries <id>: delivery attempts, newest first. */
+/** ravenctl relay webhooks deliveries <id>: delivery attempts, newest first (--json adds the first 1 KB of each answer). */
 import type { Command } from 'commander';
 import { adminAction, renderList } from '../../../admin.js';
 
@@ -22,6 +22,7 @@ export function register(cmd: Command): void {
               style: (d) => (d.status_code !== null && d.status_code >= 200 && d.status_code < 300 ? 'green' : 'red'),
               maxWidth: 40,
             },
+            { header: 'TOOK', value: (d) => (d.duration_ms === null ? '-' : `${d.duration_ms} ms`) },
             { header: 'AT', value: (d) => d.attempted_at },
             { header: 'NEXT', value: (d) => d.next_attempt_at ?? '-' },
           ],

@@ -18,6 +18,7 @@ export function register(cmd: Command): void {
             { header: 'ID', value: (w) => w.id },
             { header: 'URL', value: (w) => w.url },
             { header: 'EVENTS', value: (w) => w.events.join(','), maxWidth: 50 },
+            { header: 'STATE', value: (w) => (w.enabled ? 'enabled' : 'disabled'), style: (w) => (w.enabled ? 'green' : 'yellow') },
             { header: 'CREATED', value: (w) => w.created_at },
           ],
           'No webhook endpoints.',

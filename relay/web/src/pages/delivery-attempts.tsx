@@ -1,10 +1,17 @@
 // The email page's delivery attempts (issue 25): each attempt per recipient with where it went,
-// TLS, the final reply and the SMTP conversation (as text), oldest first; "Retry now" for delayed
+// TLS (version, certificate verified), the final reply and the SMTP conversation (as text), oldest first; "Retry now" for delayed
 // recipients and a confirmed resend for delivery_unknown ones. Self-contained: the page adds it
 // with one line.
 import { api, seg, type Schemas } from '../api';
 import { formatDateTime } from '../format';
 import { Badge, confirmAction, ErrorNote, useAction, useLoad } from '../ui';
+
+/** How the conversation was protected: `TLSv1.3, certificate verified`, a refused certificate, or no TLS. */
+function tlsText(a: Schemas['DeliveryAttempt']): string {
+  if (a.certificate_verified === false) return 'TLS refused: certificate not verified';
+  if (!a.tls) return 'no TLS';
+  return `${a.tls_version ?? 'TLS'}${a.certificate_verified ? ', certificate verified' : ''}`;
+}
 
 export function DeliveryAttempts({ email, onChange }: { email: Schemas['EmailDetail']; onChange: () => void }) {
   const { data, error, reload } = useLoad(
@@ -51,7 +58,7 @@ export function DeliveryAttempts({ email, onChange }: { email: Schemas['EmailDet
             </div>
             <div class="muted">
               {a.provider}
-              {a.host ? ` · ${a.host}:${a.port}` : ''} · {a.tls ? 'TLS' : 'no TLS'}
+              {a.host ? ` · ${a.host}:${a.port}` : ''} · <span class="tls">{tlsText(a)}</span>
               {a.next_attempt_at ? ` · next attempt ${formatDateTime(a.next_attempt_at)}` : ''}
             </div>
             {a.reply ? <code class="reply">{a.reply}</code> : null}

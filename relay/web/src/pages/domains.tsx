@@ -69,7 +69,11 @@ export function DomainsPage({ tenancy }: { tenancy: Tenancy }) {
                     {r.purpose.replace(/_/g, ' ')}
                     {r.required ? '' : ' (recommended)'}
                   </td>
-                  <td>{r.status ? <Badge value={r.status} /> : '—'}</td>
+                  <td>
+                    {r.status ? <Badge value={r.status} /> : '—'}
+                    {/* Why the last check did not verify it (POST /domains/{id}/verify), as the API and CLI say it. */}
+                    {r.problem ? <div class="muted record-problem" data-problem>{r.problem}</div> : null}
+                  </td>
                 </tr>
               ))}
             </Table>

@@ -5,6 +5,7 @@ import { formatDateTime } from '../format';
 import { href } from '../router';
 import { Badge, ErrorNote, Loading, useLoad, Table, Chips, Field } from '../ui';
 import { DeliveryAttempts } from './delivery-attempts';
+import { AnswerExcerpt, took } from './webhook-answer';
 
 export function EmailPage({ id }: { id: string }) {
   const { data, error, reload } = useLoad(() => api<Schemas['AdminEmailDetail']>('GET', `/admin/v1/emails/${seg(id)}`), [id]);
@@ -66,9 +67,10 @@ export function EmailPage({ id }: { id: string }) {
                   </span>
                   <ul>
                     {d.attempts.map((a) => (
-                      <li key={a.attempt}>
-                        #{a.attempt} {formatDateTime(a.attempted_at)} · {a.status_code ?? 'no response'}
+                      <li key={a.attempt} data-attempt={a.attempt}>
+                        #{a.attempt} {formatDateTime(a.attempted_at)} · {a.status_code ?? 'no response'} · {took(a.duration_ms)}
                         {a.error ? ` · ${a.error}` : ''}
+                        {a.response_body ? <AnswerExcerpt body={a.response_body} truncated={a.response_truncated} /> : null}
                       </li>
                     ))}
                   </ul>

@@ -3,8 +3,9 @@
 import { Fragment } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, seg, type InboxEntry, type Schemas } from '../api';
+import { CheckBadge, SeenChecks } from '../check-badge';
 import { formatSize, formatTime } from '../format';
-import { connectInboxLive } from '../live';
+import { connectInboxLive, watchUnreadByProject } from '../live';
 import { navigate } from '../router';
 import { confirmAction, ErrorNote, messageOf, Paperclip } from '../ui';
 
@@ -21,6 +22,8 @@ export const SEARCH_TERMS: Array<[string, string]> = [
   ['after:2026-11-01, before:2026-12-01', 'captured after or before a date (UTC)'],
   ['larger:10k, smaller:2M', 'by size'],
   ['project:prj_...', "one project's mail"],
+  ['tag:signup, tag:plan=pro', 'a tag (any value, or that value): the API email\'s tags or the X-Tags header'],
+  ['message-id:<id@host>', 'the Message-ID header, exactly (brackets optional)'],
   ['-from:bot', 'a - before any term excludes what it matches'],
 ];
 
@@ -42,10 +45,14 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
   const [messages, setMessages] = useState<InboxEntry[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [unread, setUnread] = useState(0);
+  const [counts, setCounts] = useState<Schemas['InboxUnread'] | undefined>(undefined);
+  useEffect(() => watchUnreadByProject(setCounts), []);
+  const unreadLabel = (n: number | undefined) => (n ? ` · ${n} unread` : '');
   const [selected, setSelected] = useState(0);
   const [error, setError] = useState<string | undefined>(undefined);
   const [loaded, setLoaded] = useState(false);
   const searchRef = useRef<HTMLInputElement>(null);
+  const seenChecks = useRef(new SeenChecks());
   const queryRef = useRef(query);
   queryRef.current = query;
 
@@ -53,7 +60,7 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
     try {
       const page = await api<Schemas['InboxPage']>('GET', inboxPath(q, projectRef.current));
       if (q !== queryRef.current) return;
-      setMessages(page.messages);
+      setMessages(seenChecks.current.apply(page.messages));
       setCursor(page.next_cursor);
       setUnread(page.unread);
       setError(undefined);
@@ -75,6 +82,10 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
     () =>
       connectInboxLive(
         (frame) => {
+          if (frame.type === 'checked') {
+            setMessages((current) => seenChecks.current.add(current, frame.checks));
+            return;
+          }
           setUnread(frame.unread);
           if (frame.type !== 'captured' || !frame.messages) return;
           // A search or a project decides on the server what matches: ask again. Otherwise new mail goes on top.
@@ -91,7 +102,7 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
     if (!cursor) return;
     try {
       const page = await api<Schemas['InboxPage']>('GET', inboxPath(query, project, cursor));
-      setMessages((current) => [...current, ...page.messages]);
+      setMessages((current) => [...current, ...seenChecks.current.apply(page.messages)]);
       setCursor(page.next_cursor);
     } catch (failure) {
       setError(messageOf(failure));
@@ -189,10 +200,11 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
             </div>
           </details>
           <select value={project} onChange={(e) => setProject((e.target as HTMLSelectElement).value)} aria-label="Inbox project">
-            <option value="">All projects</option>
+            <option value="">All projects{unreadLabel(counts?.unread)}</option>
             {projects.map((p) => (
               <option value={p.id} key={p.id}>
                 {p.name}
+                {unreadLabel(counts?.projects.find((c) => c.project_id === p.id)?.unread)}
               </option>
             ))}
           </select>
@@ -237,6 +249,7 @@ export function Inbox({ projects }: { projects: Schemas['Project'][] }) {
                   <Paperclip />
                 </span>
               ) : null}
+              <CheckBadge checks={m.checks} />
               <time dateTime={m.received_at} title={new Date(m.received_at).toLocaleString()}>
                 {formatTime(m.received_at)}
               </time>

@@ -2,6 +2,7 @@
 // opens (links are asked for real, so never at capture or on every message view). Every string
 // from the mail or the checks is rendered as text.
 import { api, seg, type Schemas } from '../api';
+import { CheckBadge } from '../check-badge';
 import { ErrorNote, Loading, useLoad } from '../ui';
 
 type Checks = Schemas['MessageChecks'];
@@ -18,8 +19,21 @@ export function MessageChecks({ id }: { id: string }) {
   if (error) return <ErrorNote error={error} />;
   if (!data) return <Loading />;
   const { dkim, spf, dmarc } = data.authentication;
+  const skipped = (check: string) => data.skipped.find((s) => s.check === check)?.reason;
   return (
     <div class="checks" data-testid="checks">
+      <div class="checks-summary" data-testid="checks-summary">
+        <CheckBadge checks={data.summary} />{' '}
+        {data.summary.reasons.length === 0 ? (
+          <span class="muted">Authentication, headers and spam (when scored) pass; links and HTML compatibility are below.</span>
+        ) : (
+          <ul>
+            {data.summary.reasons.map((r, i) => (
+              <li key={i}>{r}</li>
+            ))}
+          </ul>
+        )}
+      </div>
       <h3>Authentication</h3>
       <table class="headers-table">
         <tbody>
@@ -71,7 +85,7 @@ export function MessageChecks({ id }: { id: string }) {
       </table>
       <h3>HTML compatibility</h3>
       {data.html === null ? (
-        <p class="muted">The message has no HTML.</p>
+        <p class="muted" data-testid="html-none">{skipped('html') ? `Not checked: ${skipped('html')}.` : 'The message has no HTML.'}</p>
       ) : (
         <>
           <p data-testid="html-score">
@@ -93,12 +107,12 @@ export function MessageChecks({ id }: { id: string }) {
         </>
       )}
       <h3>Links</h3>
-      {data.links.length === 0 ? <p class="muted">No links or images.</p> : null}
+      {skipped('links') ? <p class="muted">Not listed: {skipped('links')}.</p> : data.links.length === 0 ? <p class="muted">No links or images.</p> : null}
       <table class="headers-table">
         <tbody>
           {data.links.map((l) => (
             <tr key={l.url}>
-              <th>{!l.checked ? 'unchecked' : l.error ? l.error : String(l.status)}</th>
+              <th>{!l.checked ? (l.error ?? 'unchecked') : l.error ? l.error : String(l.status)}</th>
               <td>
                 {l.kind}: {l.url}
               </td>

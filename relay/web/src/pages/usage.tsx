@@ -1,8 +1,10 @@
-// Usage: this month against each limit (workspace, each key), and daily sends over 30 days.
+// Usage: this month against each limit (workspace, each key), reputation (reputation.tsx), and
+// daily sends over 30 days.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, seg, type Schemas } from '../api';
 import type { Tenancy } from '../tenancy';
 import { ErrorNote, useLoad, Table } from '../ui';
+import { ReputationCard } from './reputation';
 
 function Meter({ used, limit }: { used: number; limit: number | null }) {
   const share = limit ? Math.min(1, used / limit) : 0;
@@ -145,6 +147,7 @@ export function UsagePage({ tenancy }: { tenancy: Tenancy }) {
             </Table>
         </>
       ) : null}
+      <ReputationCard tenancy={tenancy} />
       {daily ? (
         <div class="card">
           <h2>Emails sent per day</h2>

@@ -1,12 +1,15 @@
-// Webhook endpoints of the project: create (secret shown once, events chosen), and per endpoint
-// every delivery attempt (time, status code, error, next attempt) with "resend now".
+// Webhook endpoints of the project: create (secret shown once, events chosen), disable and enable,
+// and per endpoint every delivery attempt (time, status code, time taken, the start of the answer,
+// error, next attempt) with "resend now", and recover: every failed delivery since a time sent
+// again, after a confirmation that says how many.
 import { useState } from 'preact/hooks';
 import { api, seg, type Schemas } from '../api';
 import { formatDateTime } from '../format';
 import { useProjectCollection, type Tenancy } from '../tenancy';
-import { confirmAction, ErrorNote, SecretOnce, useAction, useLoad, Table } from '../ui';
+import { Badge, confirmAction, ErrorNote, SecretOnce, useAction, useLoad, Table } from '../ui';
 import { EVENT_TYPES } from '../../../../sdk/enums';
 import { NeedsProject } from './needs-project';
+import { AnswerExcerpt, took } from './webhook-answer';
 
 export function WebhooksPage({ tenancy }: { tenancy: Tenancy }) {
   const project = tenancy.project;
@@ -28,6 +31,8 @@ export function WebhooksPage({ tenancy }: { tenancy: Tenancy }) {
     const ok = await confirmAction('Delete this endpoint?', <p>{endpoint.url} receives no more events; its pending deliveries are abandoned.</p>, 'Delete endpoint');
     if (ok) await action.run(async () => (await api('DELETE', `/admin/v1/webhooks/${seg(endpoint.id)}`), reload()));
   };
+  const setEnabled = (endpoint: Schemas['WebhookEndpoint'], enabled: boolean) =>
+    action.run(async () => (await api('POST', `/admin/v1/webhooks/${seg(endpoint.id)}/${enabled ? 'enable' : 'disable'}`), reload()));
   const toggle = (type: Schemas['EventType']) => setEvents(events.includes(type) ? events.filter((e) => e !== type) : [...events, type]);
 
   return (
@@ -54,10 +59,15 @@ export function WebhooksPage({ tenancy }: { tenancy: Tenancy }) {
       {data?.webhooks.map((w) => (
         <div class="card" key={w.id} data-webhook={w.id}>
           <div class="card-head">
-            <h2 class="url">{w.url}</h2>
+            <h2 class="url">
+              {w.url} {w.enabled ? null : <Badge value="disabled" />}
+            </h2>
             <div class="toolbar">
               <button type="button" class="small" onClick={() => setOpen(open === w.id ? undefined : w.id)}>
                 {open === w.id ? 'Hide deliveries' : 'Deliveries'}
+              </button>
+              <button type="button" class="small" disabled={action.busy} onClick={() => setEnabled(w, !w.enabled)}>
+                {w.enabled ? 'Disable' : 'Enable'}
               </button>
               <button type="button" class="small danger-outline" onClick={() => remove(w)}>
                 Delete
@@ -67,11 +77,71 @@ export function WebhooksPage({ tenancy }: { tenancy: Tenancy }) {
           <p class="muted">
             {w.events.join(', ')} · <code>{w.id}</code>
           </p>
+          {w.enabled ? null : <p class="muted">Disabled: nothing is sent to it; its deliveries wait until it is enabled.</p>}
           {open === w.id ? <Deliveries webhookId={w.id} /> : null}
         </div>
       ))}
       {secret ? <SecretOnce label="Your webhook signing secret" secret={secret} onDone={() => setSecret(undefined)} /> : null}
     </section>
+  );
+}
+
+/** `datetime-local` wants local time without a zone: the value for 24 hours ago. */
+function dayAgoLocal(): string {
+  const d = new Date(Date.now() - 86_400_000);
+  d.setMinutes(d.getMinutes() - d.getTimezoneOffset());
+  return d.toISOString().slice(0, 16);
+}
+
+const plural = (n: number) => `${n} failed ${n === 1 ? 'delivery' : 'deliveries'}`;
+
+/** Recover: counts the failed deliveries since a time (a dry run), asks with the count, then sends them again. */
+function Recover({ webhookId, onDone }: { webhookId: string; onDone: () => void }) {
+  const [since, setSince] = useState(dayAgoLocal);
+  const [note, setNote] = useState<string | undefined>(undefined);
+  const action = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setNote(undefined);
+    const iso = new Date(since).toISOString();
+    const path = `/admin/v1/webhooks/${seg(webhookId)}/recover`;
+    let counted: Schemas['WebhookRecovery'] | undefined;
+    if (!(await action.run(async () => (counted = await api<Schemas['WebhookRecovery']>('POST', path, { since: iso, dry_run: true }))))) return;
+    if (!counted || counted.count === 0) {
+      setNote(`No failed delivery since ${formatDateTime(iso)}: nothing to send.`);
+      return;
+    }
+    const ok = await confirmAction(
+      `Send ${plural(counted.count)} again?`,
+      <p>
+        Every delivery of an event since {formatDateTime(counted.since)} that failed all its attempts gets one more, now: {plural(counted.count)}.
+      </p>,
+      `Send ${counted.count} again`,
+      false,
+    );
+    if (!ok) return;
+    await action.run(async () => {
+      const done = await api<Schemas['WebhookRecovery']>('POST', path, { since: iso });
+      setNote(`${plural(done.count)} sent again.`);
+      onDone();
+    });
+  };
+  return (
+    <form class="recover-form" onSubmit={submit}>
+      <label>
+        Failed deliveries since{' '}
+        <input type="datetime-local" required aria-label="Recover failed deliveries since" value={since} onInput={(e) => setSince((e.target as HTMLInputElement).value)} />
+      </label>
+      <button type="submit" class="small" disabled={action.busy}>
+        Recover…
+      </button>
+      <ErrorNote error={action.error} />
+      {note ? (
+        <span class="muted" role="status">
+          {note}
+        </span>
+      ) : null}
+    </form>
   );
 }
 
@@ -91,18 +161,29 @@ function Deliveries({ webhookId }: { webhookId: string }) {
           Refresh
         </button>
       </div>
+      <Recover webhookId={webhookId} onDone={reload} />
       {data && data.deliveries.length === 0 ? <p class="muted">No attempt yet.</p> : null}
-      <Table columns={['Event', 'Attempt', 'Time', 'Status', 'Error', 'Next attempt', '']}>
+      <Table columns={['Event', 'Attempt', 'Time', 'Status', 'Took', 'Answer', 'Next attempt', '']}>
           {data?.deliveries.map((d) => (
-            <tr key={`${d.event_id}-${d.attempt}`} data-event={d.event_id}>
+            <tr key={`${d.event_id}-${d.attempt}`} data-event={d.event_id} data-attempt={d.attempt}>
               <td>
-                {d.event_type} <code class="muted">{d.event_id}</code>
+                <span class="nowrap">{d.event_type}</span>
+                <div>
+                  <code class="muted small">{d.event_id}</code>
+                </div>
               </td>
               <td>{d.attempt}</td>
-              <td class="nowrap">{formatDateTime(d.attempted_at)}</td>
-              <td class="status-code">{d.status_code ?? '—'}</td>
-              <td>{d.error ?? ''}</td>
-              <td class="nowrap">{d.next_attempt_at ? formatDateTime(d.next_attempt_at) : '—'}</td>
+              <td>{formatDateTime(d.attempted_at)}</td>
+              <td class="status-code">
+                {d.status_code ?? '—'}
+                {/* The error says more than the status only when there is none, or it was a redirect. */}
+                {d.error && d.error !== `HTTP ${d.status_code}` ? <div class="muted small error-text">{d.error}</div> : null}
+              </td>
+              <td class="nowrap took">{took(d.duration_ms)}</td>
+              <td class="answer-cell">
+                <AnswerExcerpt body={d.response_body} truncated={d.response_truncated} />
+              </td>
+              <td>{d.next_attempt_at ? formatDateTime(d.next_attempt_at) : '—'}</td>
               <td class="right">
                 <button type="button" class="small" onClick={() => resend(d.event_id)}>
                   Resend now

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, seg, type Schemas } from '../api';
 import { formatDateTime } from '../format';
+import { ProjectDeliveryToggle } from './project-delivery';
 import type { Tenancy } from '../tenancy';
 import { confirmAction, ErrorNote, useAction, Table } from '../ui';
 
@@ -76,7 +77,7 @@ export function WorkspacesPage({ tenancy }: { tenancy: Tenancy }) {
       </form>
 
       <h2>Projects of {ws?.name ?? '—'}</h2>
-      <Table columns={['Name', 'Id', 'Environment', 'Created']}>
+      <Table columns={['Name', 'Id', 'Environment', 'Created', 'Delivery']}>
           {tenancy.projects.map((p) => (
             <tr key={p.id} class={p.id === tenancy.project?.id ? 'current' : ''}>
               <td>
@@ -89,6 +90,9 @@ export function WorkspacesPage({ tenancy }: { tenancy: Tenancy }) {
               </td>
               <td>{p.environment}</td>
               <td>{formatDateTime(p.created_at)}</td>
+              <td>
+                <ProjectDeliveryToggle project={p} />
+              </td>
             </tr>
           ))}
         </Table>

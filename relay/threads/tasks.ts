@@ -1,0 +1,26 @@
+// The relay's pure work that runs on worker threads (pool.ts): every task takes one
+// structured-clonable input and has no side effect, so the main thread can run the same function
+// when no thread can (work.ts). Buffers cross a thread as plain Uint8Arrays: each task takes them
+// back as Buffers first.
+import { signedOutboundMessage, type OutboundJob } from '../delivery/outbound.js';
+import type { OutboundMessage } from '../delivery/provider.js';
+import { parseMessage, summarize, type MessageSummary } from '../inbox/read-message.js';
+import { asBuffer, type TaskTable } from './pool.js';
+
+/** A captured message as the inbox shows it, from its raw bytes and envelope. */
+export interface SummaryJob {
+  raw: Uint8Array;
+  envelope: { from: string; to: string[] };
+}
+
+export const tasks = {
+  /** Compose (or take the submitted MIME) and DKIM-sign: the delivery worker's message. */
+  outboundMessage: (job: OutboundJob): Promise<OutboundMessage> => {
+    const submitted = job.email.submitted_raw;
+    return signedOutboundMessage(submitted ? { ...job, email: { ...job.email, submitted_raw: asBuffer(submitted) } } : job);
+  },
+  /** mailparser's parse of a captured message, summarised for its inbox entry. */
+  inboxSummary: async (job: SummaryJob): Promise<MessageSummary> => summarize(await parseMessage(asBuffer(job.raw)), job.envelope),
+} satisfies TaskTable;
+
+export type RelayTasks = typeof tasks;
