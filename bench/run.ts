@@ -474,16 +474,6 @@ function combined(runs: Run[]) {
   return { p50: pct(lat, 50), p99: pct(lat, 99), perSec: lat.length / (wallMs / 1000), failed: runs.reduce((sum, r) => sum + r.failed, 0) };
 }
 
-/** CPU seconds a process has used, all its threads (Linux /proc; NaN elsewhere). */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
-  } catch {
-    return NaN;
-  }
-}
-
 // The three loads run in turns (SMTP submission, HTTP admission, the bare smtp-server; BENCH_SUBMISSION_ROUNDS
 // rounds of BENCH_SUBMISSION_N / rounds messages each), so a shared machine whose load drifts
 // weighs on all three alike; each starts from an idle relay (its delivery queue empty), so none
@@ -512,10 +502,10 @@ async function submission() {
   await smtpLoad(bare.port, warmUp, 1);
   for (let round = 0; round < SUBMISSION_ROUNDS; round++) {
     await idle();
-    const cpuBefore = cpuSeconds(t.child.pid);
+    const cpuBefore = cpuSeconds(String(t.child.pid));
     const smtp = await smtpLoad(t.submissionPort, perRound, 1, 8, { user: 'raven', pass: t.apiKey });
     await idle();
-    relayCpu += cpuSeconds(t.child.pid) - cpuBefore;
+    relayCpu += cpuSeconds(String(t.child.pid)) - cpuBefore;
     const http = await httpLoad(t, perRound);
     await idle();
     const ceiling = await smtpLoad(bare.port, perRound, 1);
