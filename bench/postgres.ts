@@ -1,15 +1,20 @@
 // PostgreSQL figures for `npm run bench` (section `postgres`), or alone:
 // `node --import tsx bench/postgres.ts`. Prints, never asserts.
 //
-// - admission with one, two and three relay processes on one database, against the same
-//   machine's PostgreSQL ceiling: a minimal Node server inserting the same rows per request (the
-//   email, its recipients, its job, its event, its idempotency key, the usage counters) in one
-//   transaction, through a pool of the same size;
+// - admission (limits lifted, 1-recipient emails, fresh Idempotency-Keys, BENCH_CONNECTIONS
+//   client connections spread over the relays) for 1 and 20 workspaces through 1 and 3 relay
+//   processes on one database, against the same machine's PostgreSQL ceiling: a minimal Node
+//   server inserting the same rows per request (the email, its recipient, its job, its event, its
+//   idempotency key, the usage counters of its workspace and key) in one transaction, through a
+//   pool of the same size; each beside the CPU every process used and the load average;
+// - the specification's limits: one workspace, two live keys, three relays: accepted a second,
+//   sustained and in the fullest second (the workspace's window is 200 a second);
 // - end to end with three relays: emails sent round-robin, until every recipient is delivered.
 // The server is a fresh one with fsync on (commits durable, as in production), in a temporary
 // directory, unless BENCH_DATABASE_URL names one (a role that may create databases).
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -20,19 +25,26 @@ import pg from 'pg';
 import { openPostgres } from '../relay/storage/postgres/db.js';
 import { createTestDatabase, startPostgresServer } from '../test/helpers/postgres-server.js';
 import { startRelayProcess, type RelayProcess } from '../test/helpers/relay-process.js';
+import { fullestWindow } from '../test/helpers/sliding-window.js';
 
 const here = fileURLToPath(import.meta.url);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 48);
 const E2E_N = Number(process.env.BENCH_E2E_N ?? 500);
+const WORKSPACES = 20;
 const POOL = 10; // the relay's pool size (relay/storage/postgres/db.ts)
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
-const DOMAIN = 'example.test';
 
-function message(i = 0) {
+/** An API key and a verified domain of its project: who sends, from where, to whom. */
+interface Sender {
+  key: string;
+  domain: string;
+}
+
+function message(domain: string, i = 0) {
   return JSON.stringify({
-    from: `Bench <sender@${DOMAIN}>`,
-    to: [1, 2, 3].map((n) => `user${n}@${DOMAIN}`),
+    from: `Bench <sender@${domain}>`,
+    to: `user${i % 7}@${domain}`,
     subject: `Your receipt #${i}`,
     text: 'Thanks for your order. '.repeat(38),
     tags: { category: 'receipt' },
@@ -42,19 +54,26 @@ function message(i = 0) {
 // ---------- the ceiling: a minimal server inserting the same rows ----------
 async function serveCeiling(url: string): Promise<void> {
   const pool = new pg.Pool({ connectionString: url, max: POOL });
-  // The tenancy rows the emails refer to, as a bootstrap would write them.
+  // The tenancy rows the emails refer to, as a bootstrap would write them: workspace w<i>, its
+  // project p<i> and its key k<i>, which the request's Bearer token names.
   const at = new Date().toISOString();
-  await pool.query("INSERT INTO workspaces (id, name, created_at) VALUES ('w', 'w', $1)", [at]);
-  await pool.query("INSERT INTO projects (id, workspace_id, name, environment, created_at) VALUES ('p', 'w', 'p', 'development', $1)", [at]);
-  await pool.query(
-    "INSERT INTO api_keys (id, project_id, name, prefix, permission, secret_hash, last4, created_at) VALUES ('k', 'p', 'k', 'rr_test_', 'email:send', 'h', 'xxxx', $1)",
-    [at],
-  );
+  const month = at.slice(0, 7);
+  for (let i = 0; i < WORKSPACES; i++) {
+    await pool.query('INSERT INTO workspaces (id, name, created_at) VALUES ($1, $1, $2)', [`w${i}`, at]);
+    await pool.query("INSERT INTO projects (id, workspace_id, name, environment, created_at) VALUES ($1, $2, $1, 'development', $3)", [`p${i}`, `w${i}`, at]);
+    await pool.query(
+      "INSERT INTO api_keys (id, project_id, name, prefix, permission, secret_hash, last4, created_at) VALUES ($1, $2, $1, 'rr_test_', 'email:send', $1, 'xxxx', $3)",
+      [`k${i}`, `p${i}`, at],
+    );
+  }
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { from: string; to: string[]; subject: string; text: string; tags: object };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { from: string; to: string; subject: string; text: string; tags: object };
+      const i = String(req.headers.authorization ?? '').replace(/^Bearer k/, '');
+      const [w, p, k] = [`w${i}`, `p${i}`, `k${i}`];
+      const to = [body.to];
       const now = new Date().toISOString();
       const id = `em_${randomUUID().replace(/-/g, '').slice(0, 26)}`;
       const client = await pool.connect();
@@ -62,26 +81,28 @@ async function serveCeiling(url: string): Promise<void> {
         await client.query('BEGIN');
         const { rows } = await client.query(
           `INSERT INTO emails (id, project_id, workspace_id, key_id, status, from_address, to_json, cc_json, bcc_json, subject, text_body,
-             tags_json, test_mode, created_at, updated_at) VALUES ($1, 'p', 'w', 'k', 'queued', $2, $3, '[]', '[]', $4, $5, $6, 1, $7, $7) RETURNING seq`,
-          [id, body.from, JSON.stringify(body.to), body.subject, body.text, JSON.stringify(body.tags), now],
+             tags_json, test_mode, created_at, updated_at) VALUES ($1, $8, $9, $10, 'queued', $2, $3, '[]', '[]', $4, $5, $6, 1, $7, $7) RETURNING seq`,
+          [id, body.from, JSON.stringify(to), body.subject, body.text, JSON.stringify(body.tags), now, p, w, k],
         );
         await client.query(
           `INSERT INTO recipients (email_id, email_seq, position, address, address_lc, type, status, updated_at)
            SELECT $1, $2, n - 1, a, lower(a), 'to', 'queued', $3 FROM unnest($4::text[]) WITH ORDINALITY AS t(a, n)`,
-          [id, rows[0].seq, now, body.to],
+          [id, rows[0].seq, now, to],
         );
         await client.query("INSERT INTO jobs (email_id, state, run_at, attempts, created_at, updated_at) VALUES ($1, 'ready', $2, 0, $2, $2)", [id, now]);
-        await client.query("INSERT INTO events (id, email_id, project_id, type, payload_json, occurred_at) VALUES ($1, $2, 'p', 'email.queued', '{}', $3)", [
+        await client.query("INSERT INTO events (id, email_id, project_id, type, payload_json, occurred_at) VALUES ($1, $2, $4, 'email.queued', '{}', $3)", [
           `evt_${id.slice(3)}`,
           id,
           now,
+          p,
         ]);
         await client.query(
-          "INSERT INTO idempotency_keys (project_id, key, body_hash, email_id, status_code, response_json, created_at, expires_at) VALUES ('p', $1, 'h', $2, 202, '{}', $3, $3)",
-          [String(req.headers['idempotency-key'] ?? id), id, now],
+          "INSERT INTO idempotency_keys (project_id, key, body_hash, email_id, status_code, response_json, created_at, expires_at) VALUES ($4, $1, 'h', $2, 202, '{}', $3, $3)",
+          [String(req.headers['idempotency-key'] ?? id), id, now, p],
         );
         await client.query(
-          "INSERT INTO usage_counters (scope, month, used) VALUES ('ws:w', '2026-11', 3), ('key:k', '2026-11', 3) ON CONFLICT (scope, month) DO UPDATE SET used = usage_counters.used + excluded.used",
+          'INSERT INTO usage_counters (scope, month, used) VALUES ($1, $3, 1), ($2, $3, 1) ON CONFLICT (scope, month) DO UPDATE SET used = usage_counters.used + excluded.used',
+          [`ws:${w}`, `key:${k}`, month],
         );
         await client.query('COMMIT');
         res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ id, status: 'queued', test_mode: true }));
@@ -102,18 +123,87 @@ async function serveCeiling(url: string): Promise<void> {
   });
 }
 
+// ---------- CPU of each process ----------
+const TICKS = 100; // USER_HZ on Linux
+
+/** utime + stime of a process in seconds, 0 once it is gone. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** The PostgreSQL server's processes: the postmaster and its children. */
+function postgresPids(postmaster: number | undefined): number[] {
+  if (postmaster === undefined) return [];
+  const pids = [postmaster];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+async function postmasterPid(url: string): Promise<number | undefined> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query("SELECT split_part(pg_read_file('postmaster.pid'), E'\\n', 1) AS pid");
+    return Number(rows[0].pid);
+  } catch {
+    return undefined; // not a superuser of a server of our own: its CPU is not shown
+  } finally {
+    await client.end();
+  }
+}
+
+interface Processes {
+  relays: number[];
+  postmaster?: number;
+}
+
+/** CPU % (of one core) of each relay, of PostgreSQL (all its processes) and of this load generator, over fn. */
+async function measuringCpu<T>(processes: Processes, fn: () => Promise<T>): Promise<{ value: T; cpu: string; load: string }> {
+  const pgPids = postgresPids(processes.postmaster);
+  const before = { relays: processes.relays.map(cpuSeconds), pg: pgPids.map(cpuSeconds), self: process.cpuUsage(), at: performance.now() };
+  const value = await fn();
+  const seconds = (performance.now() - before.at) / 1000;
+  const pct = (s: number) => `${((s / seconds) * 100).toFixed(0)}%`;
+  const relays = processes.relays.map((pid, i) => pct(cpuSeconds(pid) - before.relays[i]!));
+  // Children started meanwhile (new connections) count from 0.
+  const pgNow = postgresPids(processes.postmaster);
+  const pgSeconds = pgNow.reduce((n, pid) => n + cpuSeconds(pid) - (before.pg[pgPids.indexOf(pid)] ?? 0), 0);
+  const self = process.cpuUsage(before.self);
+  const cpu = `CPU relays ${relays.join(' ')}${processes.postmaster === undefined ? '' : `, pg ${pct(pgSeconds)}`}, load generator ${pct((self.user + self.system) / 1e6)}`;
+  return { value, cpu, load: os.loadavg().map((l) => l.toFixed(1)).join(' ') };
+}
+
 // ---------- load ----------
 interface Load {
   rps: number;
+  accepted: number;
   p50: number;
   p99: number;
   non2xx: number;
+  cpu: string;
+  load: string;
 }
 
 let idempotencyCounter = 0;
 
-/** CONNECTIONS spread over the URLs, for SECONDS (after a 1 s warm-up); the URLs' sum. */
-async function load(urls: string[], apiKey: string): Promise<Load> {
+/** CONNECTIONS spread over the URLs, for SECONDS (after a 1 s warm-up), each request from the next sender; the URLs' sum. */
+async function load(urls: string[], senders: Sender[], processes: Processes): Promise<Load> {
+  const bodies = senders.map((s) => message(s.domain));
+  let turn = 0;
   const run = (url: string, duration: number) =>
     autocannon({
       url,
@@ -123,19 +213,28 @@ async function load(urls: string[], apiKey: string): Promise<Load> {
         {
           method: 'POST',
           path: '/v1/emails',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-          body: message(),
-          setupRequest: (req: any) => ({ ...req, headers: { ...req.headers, 'idempotency-key': `bench-pg-${idempotencyCounter++}` } }),
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (req: any) => {
+            const i = turn++ % senders.length;
+            return {
+              ...req,
+              body: bodies[i],
+              headers: { ...req.headers, authorization: `Bearer ${senders[i]!.key}`, 'idempotency-key': `bench-pg-${idempotencyCounter++}` },
+            };
+          },
         },
       ],
     });
   await Promise.all(urls.map((u) => run(u, 1)));
-  const results = await Promise.all(urls.map((u) => run(u, SECONDS)));
+  const { value: results, cpu, load: loadavg } = await measuringCpu(processes, () => Promise.all(urls.map((u) => run(u, SECONDS))));
   return {
     rps: results.reduce((n, r) => n + r.requests.average, 0),
+    accepted: results.reduce((n, r) => n + r['2xx'], 0) / SECONDS,
     p50: Math.max(...results.map((r) => r.latency.p50)),
     p99: Math.max(...results.map((r) => r.latency.p99)),
     non2xx: results.reduce((n, r) => n + r.non2xx, 0),
+    cpu,
+    load: loadavg,
   };
 }
 
@@ -147,15 +246,57 @@ const RELAXED = {
   workspaceMonthlyRecipients: 1_000_000_000,
 };
 
-async function startRelays(databaseUrl: string, n: number, dir: string): Promise<{ relays: RelayProcess[]; apiKey: string }> {
+/** The specification's limits (section 8), as the relay's defaults have them. */
+const SPEC = { testKeyPerMinute: 15, keyPerSecond: 100, workspacePerSecond: 200, testKeyMonthlyRecipients: 1_000, workspaceMonthlyRecipients: 5_000 };
+
+interface Relays {
+  relays: RelayProcess[];
+  sender: Sender;
+  workspaceId: string;
+  admin(method: string, urlPath: string, body?: unknown): Promise<any>;
+}
+
+async function startRelays(databaseUrl: string, n: number, dir: string, limits: object): Promise<Relays> {
   await mkdir(dir, { recursive: true });
   const config = path.join(dir, 'relay.json');
-  await writeFile(config, JSON.stringify({ limits: RELAXED }));
+  await writeFile(config, JSON.stringify({ limits }));
   const start = (i: number) =>
     startRelayProcess({ dataDir: path.join(dir, `relay-${i}`), adminToken: ADMIN_TOKEN, config, extraArgs: ['--database', databaseUrl], startTimeoutMs: 60_000 });
   const first = await start(0);
   const rest = await Promise.all(Array.from({ length: n - 1 }, (_, i) => start(i + 1)));
-  return { relays: [first, ...rest], apiKey: first.ready.bootstrap.api_key };
+  const boot = first.ready.bootstrap;
+  const admin = async (method: string, urlPath: string, body?: unknown) => {
+    const res = await fetch(`${first.httpUrl}${urlPath}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json().catch(() => undefined);
+    if (!res.ok) throw new Error(`${method} ${urlPath}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  return { relays: [first, ...rest], sender: { key: boot.api_key, domain: boot.domain }, workspaceId: boot.workspace_id, admin };
+}
+
+/** A project in the workspace with a verified domain of its own and `keys` keys. */
+async function addProject(r: Relays, workspaceId: string, environment: 'development' | 'production', keys: number): Promise<Sender[]> {
+  const project = await r.admin('POST', `/admin/v1/workspaces/${workspaceId}/projects`, { name: 'bench', environment });
+  const domain = `${project.id.slice(-8).toLowerCase()}.bench.test`;
+  const created = await r.admin('POST', `/admin/v1/projects/${project.id}/domains`, { name: domain });
+  await r.admin('POST', `/admin/v1/domains/${created.id}/verify`, { force: true });
+  const senders: Sender[] = [];
+  for (let i = 0; i < keys; i++) senders.push({ key: (await r.admin('POST', `/admin/v1/projects/${project.id}/keys`, { name: `k${i}`, permission: 'email:send' })).key, domain });
+  return senders;
+}
+
+/** The bootstrap's key, and one development key in each of `n - 1` more workspaces. */
+async function workspaceSenders(r: Relays, n: number): Promise<Sender[]> {
+  const senders = [r.sender];
+  for (let i = 1; i < n; i++) {
+    const workspace = await r.admin('POST', '/admin/v1/workspaces', { name: `bench ${i}` });
+    senders.push(...(await addProject(r, workspace.id, 'development', 1)));
+  }
+  return senders;
 }
 
 async function withDatabase<T>(serverUrl: string, fn: (url: string) => Promise<T>): Promise<T> {
@@ -168,44 +309,89 @@ async function withDatabase<T>(serverUrl: string, fn: (url: string) => Promise<T
 }
 
 const line = (name: string, r: Load) =>
-  `${name.padEnd(40)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  non2xx ${r.non2xx}`;
+  `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(5)} ms  non2xx ${String(r.non2xx).padStart(5)}  ${r.cpu}; load ${r.load}`;
+
+const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
 export async function benchPostgres(): Promise<void> {
   const server = process.env.BENCH_DATABASE_URL ? undefined : await startPostgresServer({ durable: true });
   const serverUrl = process.env.BENCH_DATABASE_URL ?? server!.url;
+  const postmaster = await postmasterPid(serverUrl);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'raven-bench-pg-'));
   try {
-    console.log(`\npostgres admission: ${CONNECTIONS} connections in all, ${SECONDS}s per target (+1s warm-up), 3 recipients, fsync on\n`);
+    console.log(
+      `\npostgres admission: ${CONNECTIONS} connections in all, ${SECONDS}s per target (+1s warm-up), 1 recipient, limits lifted, fsync on; ` +
+        `${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`,
+    );
     const ceiling = await withDatabase(serverUrl, async (url) => {
       const db = await openPostgres({ url }); // the relay's schema, then the bare server on it
       await db.close();
       const child: ChildProcess = fork(here, ['ceiling', url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       const { url: target } = await new Promise<{ url: string }>((resolve) => child.once('message', resolve as (m: unknown) => void));
       try {
-        return await load([target], 'none');
+        const keys = Array.from({ length: WORKSPACES }, (_, i): Sender => ({ key: `k${i}`, domain: 'ceiling.test' }));
+        return await load([target], keys, { relays: [child.pid!], postmaster });
       } finally {
         child.send('stop');
         await new Promise((r) => child.once('exit', r));
       }
     });
-    console.log(line('pg ceiling (same rows, one transaction)', ceiling));
-    const ratios: string[] = [];
-    for (const n of [1, 2, 3]) {
-      const r = await withDatabase(serverUrl, async (url) => {
-        const { relays, apiKey } = await startRelays(url, n, path.join(dir, `a${n}`));
-        try {
-          return await load(relays.map((x) => x.httpUrl), apiKey);
-        } finally {
-          await Promise.all(relays.map((x) => x.stop()));
-        }
-      });
-      console.log(line(`raven, ${n} relay${n === 1 ? '' : 's'}`, r));
-      ratios.push(`${n}: ${((r.rps / ceiling.rps) * 100).toFixed(1)}%`);
+    console.log(line(`pg ceiling, ${WORKSPACES} workspaces`, ceiling));
+    const runs = new Map<string, Load>();
+    for (const workspaces of [1, WORKSPACES]) {
+      for (const n of [1, 3]) {
+        const r = await withDatabase(serverUrl, async (url) => {
+          const relays = await startRelays(url, n, path.join(dir, `a${workspaces}-${n}`), RELAXED);
+          try {
+            const senders = await workspaceSenders(relays, workspaces);
+            return await load(relays.relays.map((x) => x.httpUrl), senders, { relays: relays.relays.map((x) => x.child.pid!), postmaster });
+          } finally {
+            await Promise.all(relays.relays.map((x) => x.stop()));
+          }
+        });
+        runs.set(`${workspaces}/${n}`, r);
+        console.log(line(`raven, ${workspaces} workspace${workspaces === 1 ? '' : 's'}, ${n} relay${n === 1 ? '' : 's'}`, r));
+      }
     }
-    console.log(`\nrelays / pg ceiling:      ${ratios.join(', ')}`);
+    const rps = (w: number, n: number) => runs.get(`${w}/${n}`)!.rps;
+    const ratio20 = rps(WORKSPACES, 3) / rps(WORKSPACES, 1);
+    const ratio1 = rps(1, 3) / rps(1, 1);
+    const ofCeiling = rps(WORKSPACES, 1) / ceiling.rps;
+    const spread = rps(WORKSPACES, 1) / rps(1, 1);
+    console.log(`\n${WORKSPACES} workspaces, 3 relays / 1 relay:            ${ratio20.toFixed(2)}x   (target >= 1.0x: ${verdict(ratio20 >= 1)})`);
+    console.log(`${WORKSPACES} workspaces, 1 relay / pg ceiling:          ${(ofCeiling * 100).toFixed(0)} %   (target >= 70 %: ${verdict(ofCeiling >= 0.7)})`);
+    console.log(`1 workspace 3/1 ratio / ${WORKSPACES} workspaces 3/1 ratio:  ${(ratio1 / ratio20).toFixed(2)}    (1 workspace ${ratio1.toFixed(2)}x; target >= 0.95: ${verdict(ratio1 / ratio20 >= 0.95)})`);
+    console.log(`1 relay, ${WORKSPACES} workspaces / 1 workspace:          ${spread.toFixed(2)}x   (target >= 0.9x: ${verdict(spread >= 0.9)})`);
+
+    // The specification's limits: one workspace, two live keys (100/s each), 200/s for the workspace.
+    await withDatabase(serverUrl, async (url) => {
+      const relays = await startRelays(url, 3, path.join(dir, 'spec'), SPEC);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await relays.admin('POST', `/admin/v1/workspaces/${relays.workspaceId}/activate`);
+        const senders = await addProject(relays, relays.workspaceId, 'production', 2);
+        const startedAt = new Date().toISOString();
+        const r = await load(relays.relays.map((x) => x.httpUrl), senders, { relays: relays.relays.map((x) => x.child.pid!), postmaster });
+        const { rows } = await client.query<{ created_at: string }>("SELECT created_at FROM emails WHERE created_at > $1 AND key_id IN (SELECT id FROM api_keys WHERE prefix = 'rr_live_') ORDER BY created_at", [startedAt]);
+        const times = rows.map((x) => Date.parse(x.created_at));
+        const perSecond = new Map<number, number>();
+        for (const t of times) perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
+        const sliding = fullestWindow(times, 1000);
+        const calendar = Math.max(...perSecond.values());
+        console.log(`\n${line('spec limits, 2 live keys, 3 relays', r)}`);
+        console.log(
+          `  accepted ${r.accepted.toFixed(0)}/s sustained (target >= 190: ${verdict(r.accepted >= 190)}); fullest second ${calendar} by the clock, ` +
+            `${sliding} in any 1,000 ms (never > 200: ${verdict(sliding <= 200)})`,
+        );
+      } finally {
+        await client.end();
+        await Promise.all(relays.relays.map((x) => x.stop()));
+      }
+    });
 
     await withDatabase(serverUrl, async (url) => {
-      const { relays, apiKey } = await startRelays(url, 3, path.join(dir, 'e2e'));
+      const { relays, sender } = await startRelays(url, 3, path.join(dir, 'e2e'), RELAXED);
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {
@@ -216,8 +402,8 @@ export async function benchPostgres(): Promise<void> {
             const i = next++;
             const res = await fetch(`${relays[i % 3]!.httpUrl}/v1/emails`, {
               method: 'POST',
-              headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-              body: message(i),
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${sender.key}` },
+              body: message(sender.domain, i),
             });
             if (res.status !== 202) throw new Error(`send ${i}: ${res.status} ${await res.text()}`);
             await res.arrayBuffer();
@@ -238,8 +424,9 @@ export async function benchPostgres(): Promise<void> {
         const ms = rows.map((r: { ms: number }) => Number(r.ms));
         const at = (p: number) => ms[Math.min(ms.length - 1, Math.floor((p / 100) * ms.length))]!.toFixed(0);
         console.log(
-          `\npostgres end to end, 3 relays: ${E2E_N} emails x 3 recipients, 24 senders round-robin; sent in ${sentMs} ms, ` +
-            `all delivered after ${allMs} ms (${((E2E_N * 1000) / allMs).toFixed(0)} emails/s); accepted -> delivered p50 ${at(50)} ms, p99 ${at(99)} ms`,
+          `\npostgres end to end, 3 relays: ${E2E_N} emails x 1 recipient, 24 senders round-robin; sent in ${sentMs} ms, ` +
+            `all delivered after ${allMs} ms (${((E2E_N * 1000) / allMs).toFixed(0)} emails/s); accepted -> delivered p50 ${at(50)} ms, p99 ${at(99)} ms; ` +
+            `load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
         );
       } finally {
         await client.end();

@@ -3,6 +3,12 @@
 // advance) reaches the others through LISTEN/NOTIFY, payloads whole whatever their size, so their
 // workers wake, their `ravenctl listen` clients and dashboards see every event, and their clocks
 // agree. The notifier hands on only the other relays' messages.
+//
+// What is announced while a notification is on its way goes out together in the next one (a
+// list of messages), and a wake-up already waiting (jobs.ready, webhooks.ready: no payload) is
+// not added twice: every notification is a transaction of its own, with its commit flushed to disk
+// and PostgreSQL's one notification-queue lock held through it (every relay's notifications wait
+// on it), so an admission batch of forty emails costs one notification, not eighty.
 import { BUS_SHARING, type BusEvent, type BusEvents, type RelayBus } from './bus.js';
 import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
@@ -16,12 +22,23 @@ type Message = { event: string; args: unknown[] } | { clockOffsetMs: number };
 
 export function bridgeBus(bus: RelayBus, clock: Clock, notifier: RelayNotifier, log: Logger): () => void {
   let relaying = false; // true while re-emitting another relay's message: not sent back out
+  const waiting: Message[] = [];
+  let publishing = false;
 
+  const publishWaiting = async () => {
+    publishing = true;
+    while (waiting.length > 0) {
+      const messages = waiting.splice(0, waiting.length);
+      if (!(await notifier.publish(messages))) log.debug('relay', 'bus events not shared with other relays', { messages: messages.length });
+    }
+    publishing = false;
+  };
+  const isWakeUp = (m: Message) => 'event' in m && m.args.length === 0;
   const send = (message: Message) => {
     if (relaying) return;
-    void notifier.publish(message).then((sent) => {
-      if (!sent) log.debug('relay', 'bus event not shared with other relays', { event: 'event' in message ? message.event : 'clock' });
-    });
+    if (isWakeUp(message) && waiting.some((m) => isWakeUp(m) && 'event' in m && m.event === (message as { event: string }).event)) return;
+    waiting.push(message);
+    if (!publishing) void publishWaiting();
   };
   const listeners = SHARED.map((name) => {
     const listener = (...args: unknown[]) => send({ event: name, args });
@@ -31,12 +48,14 @@ export function bridgeBus(bus: RelayBus, clock: Clock, notifier: RelayNotifier, 
   const onClock = () => send({ clockOffsetMs: clock.offset });
 
   const onMessage = (received: unknown) => {
-    const message = received as Message; // published by a relay of this version (bridgeBus)
+    const messages = received as Message[]; // published by a relay of this version (bridgeBus)
     relaying = true;
     try {
-      if ('clockOffsetMs' in message) clock.setOffset(message.clockOffsetMs);
-      // As another relay of this version emitted it (the payload's type is bus.ts's for the name).
-      else if (isShared(message.event)) bus.emit(message.event, ...(message.args as BusEvents[typeof message.event]));
+      for (const message of messages) {
+        if ('clockOffsetMs' in message) clock.setOffset(message.clockOffsetMs);
+        // As another relay of this version emitted it (the payload's type is bus.ts's for the name).
+        else if (isShared(message.event)) bus.emit(message.event, ...(message.args as BusEvents[typeof message.event]));
+      }
     } finally {
       relaying = false;
     }

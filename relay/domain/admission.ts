@@ -5,10 +5,17 @@
 // a quota cap are decided against every admission committed or pending before it.
 //
 // The admissions that share a group commit are decided together (db.writeBatched): one read each
-// for their idempotency keys, sender domains, suppressions and quota counters, then each request
-// decided in arrival order against that state and the requests before it in the batch, then one
-// multi-row INSERT per table. Every statement is a trip to the sqlite3 thread pool, so the cost
-// of a group no longer grows with a dozen trips per request.
+// for their idempotency keys, sender domains, suppressions and counters (rate windows, monthly
+// usage), then each request decided in arrival order against that state and the requests before
+// it in the batch, then one multi-row INSERT per table. Every statement is a trip to the sqlite3
+// thread pool, so the cost of a group no longer grows with a dozen trips per request.
+//
+// Several relays on one PostgreSQL database admit at once. A batch holds its idempotency keys
+// from its first statement (a repeat waits for the first to commit, then replays it), but not its
+// counters: it decides on what they held when it read them, writes its rows, and charges them last,
+// in one statement that refuses the charge if another relay took the room meanwhile
+// (storage/counters.ts). Such a batch is run again, taking its counters before it reads, so it
+// decides on what they hold; only batches at a limit's edge ever wait for each other.
 import { utcMonth } from '../clock.js';
 import { ApiError, validationError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -16,11 +23,10 @@ import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
 import { verifiedDomainsOf } from '../storage/domains.js';
 import { insertEmails, insertRecipients, insertSubmissions, type NewEmailRow, type NewRecipientRow } from '../storage/emails.js';
+import { chargeCounters, CountersContended, isCountersContended, lockCounters, readCounters, type RateWindowRef } from '../storage/counters.js';
 import { idempotencyLock, insertIdempotencyRows, rememberedResults, type NewRememberedRow } from '../storage/idempotency.js';
 import { insertReadyJobs, type NewJob } from '../storage/jobs.js';
-import { lockRateHits, writeRateHits, type RateWindowQuery } from '../storage/rate-hits.js';
 import { suppressionsOf } from '../storage/suppressions.js';
-import { chargeUsage, usageLock, usageOf } from '../storage/usage.js';
 import type { KeyPrincipal } from './auth.js';
 import {
   checkIdempotencyKey,
@@ -30,7 +36,7 @@ import {
   replayRemembered,
   type Remembered,
 } from './idempotency.js';
-import { chargeQuota, chargedScopes } from './quota.js';
+import { chargeQuota, chargedScopes, type QuotaCounts } from './quota.js';
 import { allRecipients, parseSendRequest, type SendRequest } from './send-request.js';
 import { readSubmission, submissionHash, type SubmittedMessage } from './submitted-message.js';
 import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
@@ -132,32 +138,57 @@ function admissionBatch(services: RelayServices): WriteBatch<Admission, Admitted
 const unique = <T>(xs: T[]) => [...new Set(xs)];
 const suppressionScope = (workspaceId: string, addressLc: string) => `${workspaceId}\n${addressLc}`;
 
-/** What the batch needs to know from the database, read once for all its admissions. */
-async function readState(tx: Queryable, items: Admission[], month: string) {
+/** The rate windows of the batch's keys, each once. */
+function rateWindowsOf(services: RelayServices, items: Admission[]): RateWindowRef[] {
+  const windows = new Map<string, RateWindowRef>();
+  for (const { key } of items) {
+    for (const w of services.rateLimiter.windows(key)) windows.set(w.scope, { scope: w.scope, windowMs: w.windowMs, limit: w.limit });
+  }
+  return [...windows.values()];
+}
+
+/**
+ * What the batch needs to know from the database, read once for all its admissions, and the time
+ * it is decided at. `takeCounters`: hold the counters from here to COMMIT (a second run after a
+ * refused charge); the clock is read once they are held, so no other charge comes with a later
+ * time than this batch's before it commits.
+ */
+async function readState(services: RelayServices, tx: Queryable, items: Admission[], takeCounters: boolean) {
   const idempotencyKeys = items.flatMap((a) => (a.idempotencyKey === undefined ? [] : [[a.key.projectId, a.idempotencyKey] as const]));
   const scopes = unique(items.flatMap((a) => chargedScopes(a.key)));
-  // Across relays on one database, the keys and counters this batch decides on are its own until
-  // it commits (taken in one order, so two batches never wait on each other).
-  for (const name of unique([...idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key)), ...scopes.map(usageLock)]).sort()) {
-    await tx.lock(name);
-  }
-  // Issued together: the four reads share one trip to the thread pool.
-  const [remembered, domains, suppressions, usage] = await Promise.all([
+  const windows = rateWindowsOf(services, items);
+  const readAt = services.clock.nowMs();
+  const month = utcMonth(readAt);
+  // Across relays on one database, the keys this batch decides on are its own until it commits
+  // (taken in one order, so two batches never wait on each other in a circle).
+  await tx.lock(unique(idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key))).sort());
+  // Issued together: the reads share one trip to the thread pool.
+  const [counters, remembered, domains, suppressions] = await Promise.all([
+    takeCounters ? lockCounters(tx, month, windows, scopes) : readCounters(tx, windows.map((w) => w.scope), scopes, month),
     rememberedResults(tx, idempotencyKeys),
     verifiedDomainsOf(tx, unique(items.map((a) => a.key.projectId))),
     suppressionsOf(tx, items.flatMap((a) => allRecipients(a.request).map((r) => [a.key.workspaceId, r.mailbox.address.toLowerCase()] as const))),
-    usageOf(tx, scopes, month),
   ]);
+  const nowMs = takeCounters ? services.clock.nowMs() : readAt;
+  // The month turned while the counters were taken: take them again, in the new one.
+  if (utcMonth(nowMs) !== month) throw new CountersContended();
+  // Where the database keeps the rate windows, the limiter decides on what it holds.
+  services.rateLimiter.drainRecorded();
+  if (counters.rate) for (const w of windows) services.rateLimiter.adopt(w.scope, counters.rate.get(w.scope) ?? []);
   const verified = new Map<string, Set<string>>();
   for (const d of domains) {
     const names = verified.get(d.project_id) ?? new Set<string>();
     verified.set(d.project_id, names.add(d.name));
   }
+  const quota: QuotaCounts = { used: counters.used, charges: new Map(), caps: new Map() };
   return {
     remembered: new Map<string, Remembered>(remembered.map((r) => [idempotencyScope(r.project_id, r.key), r])),
     verified,
     suppressed: new Map(suppressions.map((s) => [suppressionScope(s.workspace_id, s.address_lc), s.reason])),
-    used: new Map(usage.map((u) => [u.scope, u.used])),
+    quota,
+    windows,
+    nowMs,
+    month,
   };
 }
 
@@ -171,10 +202,9 @@ class BatchRows {
   readonly events: Array<{ email: EmailRef; event: NewEvent }> = [];
   readonly idempotency: NewRememberedRow[] = [];
   readonly submissions: Array<{ emailId: string; raw: Buffer }> = [];
-  readonly charges = new Map<string, number>();
 
   /** The emails first (the other rows refer to them), then the rest together. */
-  async write(tx: Queryable, month: string): Promise<StoredEvent[]> {
+  async write(tx: Queryable): Promise<StoredEvent[]> {
     await insertEmails(tx, this.emails);
     const [events] = await Promise.all([
       recordEvents(tx, this.events),
@@ -182,37 +212,17 @@ class BatchRows {
       insertReadyJobs(tx, this.jobs),
       insertIdempotencyRows(tx, this.idempotency),
       insertSubmissions(tx, this.submissions),
-      chargeUsage(tx, this.charges, month),
     ]);
     return events;
   }
 }
 
-/**
- * Several relays on one PostgreSQL database admit at once, so there the rate windows are the
- * database's: the batch locks the windows it may count against (before the idempotency keys and
- * usage counters readState locks, so two batches never wait on each other in a circle) and adopts
- * their hits. Returns the longest window, past which stored hits are forgotten. Where storage keeps
- * no hits (SQLite's single writer runs one batch at a time), the limiter's own memory decides.
- */
-async function adoptStoredRateWindows(services: RelayServices, tx: Queryable, items: Admission[], nowMs: number): Promise<number> {
-  services.rateLimiter.drainRecorded(); // hits of a batch that rolled back were never stored
-  const windows = new Map<string, RateWindowQuery>();
-  for (const { key } of items) {
-    for (const w of services.rateLimiter.windows(key)) {
-      if (w.limit > 0) windows.set(w.scope, { scope: w.scope, windowMs: w.windowMs, limit: w.limit });
-    }
-  }
-  const stored = await lockRateHits(tx, [...windows.values()], nowMs);
-  for (const [scope, hits] of stored ?? []) services.rateLimiter.adopt(scope, hits);
-  return Math.max(0, ...[...windows.values()].map((w) => w.windowMs));
-}
+/** Admissions whose batch was refused its charge: their next run takes the counters first. */
+const contended = new WeakSet<Admission>();
 
 async function admitBatch(services: RelayServices, tx: Queryable, items: Admission[]): Promise<Array<PromiseSettledResult<Admitted>>> {
-  const nowMs = services.clock.nowMs();
-  const month = utcMonth(nowMs);
-  const longestWindowMs = await adoptStoredRateWindows(services, tx, items, nowMs);
-  const state = await readState(tx, items, month);
+  const state = await readState(services, tx, items, items.some((item) => contended.has(item)));
+  const { nowMs, month } = state;
   const rows = new BatchRows();
   const decided = items.map((item): PromiseSettledResult<{ result: AdmissionResult; event?: number }> => {
     try {
@@ -223,8 +233,21 @@ async function admitBatch(services: RelayServices, tx: Queryable, items: Admissi
       return { status: 'rejected', reason };
     }
   });
-  const stored = await rows.write(tx, month);
-  await writeRateHits(tx, services.rateLimiter.drainRecorded(), nowMs - longestWindowMs);
+  const stored = await rows.write(tx);
+  // The counters last: on PostgreSQL their rows are held only from this statement to COMMIT.
+  const hits = services.rateLimiter.drainRecorded();
+  try {
+    await chargeCounters(
+      tx,
+      month,
+      nowMs,
+      state.windows.map((w) => ({ ...w, hits: hits.get(w.scope) ?? 0 })),
+      [...state.quota.charges].map(([scope, recipients]) => ({ scope, recipients, cap: state.quota.caps.get(scope) ?? null })),
+    );
+  } catch (error) {
+    if (isCountersContended(error)) for (const item of items) contended.add(item);
+    throw error;
+  }
   return decided.map((d) =>
     d.status === 'rejected'
       ? d
@@ -267,7 +290,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
   const reason = recipients
     .map((r) => state.suppressed.get(suppressionScope(key.workspaceId, r.mailbox.address.toLowerCase())))
     .find((r) => r !== undefined);
-  if (reason === undefined) chargeQuota(services.config.limits, { used: state.used, charges: rows.charges }, key, recipients.length, nowMs);
+  if (reason === undefined) chargeQuota(services.config.limits, state.quota, key, recipients.length, nowMs);
 
   const now = new Date(nowMs).toISOString();
   const emailId = newId('em', nowMs);

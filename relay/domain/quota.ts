@@ -16,10 +16,12 @@ export const chargedScopes = (key: Pick<KeyPrincipal, 'workspaceId' | 'keyId'>) 
 /** A key's own monthly cap: development keys have one, live keys none (null). */
 const keyMonthlyLimit = (limits: LimitsConfig, testMode: boolean) => (testMode ? limits.testKeyMonthlyRecipients : null);
 
-/** This month's counts as an admission batch sees them, and the charges it will write. */
+/** This month's counts as an admission batch sees them, and the charges it will write with their caps. */
 export interface QuotaCounts {
   used: Map<string, number>;
   charges: Map<string, number>;
+  /** The cap of each charged scope (null: counted, not capped); storage refuses a charge past it. */
+  caps: Map<string, number | null>;
 }
 
 /** Check 11: refuse the whole request if it would pass a monthly cap; otherwise charge it. */
@@ -46,6 +48,7 @@ export function chargeQuota(limits: LimitsConfig, counts: QuotaCounts, key: KeyP
   for (const scope of chargedScopes(key)) {
     counts.used.set(scope, (counts.used.get(scope) ?? 0) + recipients);
     counts.charges.set(scope, (counts.charges.get(scope) ?? 0) + recipients);
+    counts.caps.set(scope, caps.find((c) => c.scope === scope)?.limit ?? null);
   }
 }
 

@@ -1,10 +1,18 @@
 // Accepted-request rate limits over sliding windows (CONTRACT section 2, check 7). Only admitted
-// results count; the check and the record happen inside the admission's write, which the single
-// writer runs one at a time, so concurrent requests cannot slip past a limit together.
+// results count; the check and the record happen inside the admission's write.
 //
-// On PostgreSQL several relays admit at once, so the hits live in the database: the admission
-// locks the scopes, adopts what the database holds for them (adopt), decides, and writes the hits
-// it recorded (drainRecorded) in the same transaction.
+// A window's hits are kept as entries: a time and how many hits stand at it. On SQLite the
+// limiter's memory is the store (one relay owns the file and its single writer runs one batch at
+// a time); each admission is its own entry, to the millisecond. On PostgreSQL several relays
+// admit at once and the windows live in the database (storage/counters.ts): a batch adopts what
+// the database holds for its scopes, decides, and charges its hits in one conditional statement
+// that refuses the whole charge if another relay filled a window meanwhile. There an entry
+// stands for every hit of a 1/50th of its window at the time of its latest one, so a window is
+// never passed, and a hit leaves it at most 2 % of the window later than it might.
+//
+// Every entry inside the window counts, and so does any later one (a batch of another relay
+// that read its clock a moment after this one): a hit at t then never fills any window holding t,
+// whichever order the relays commit in.
 import type { LimitsConfig } from '../config.js';
 import type { KeyPrincipal } from './auth.js';
 
@@ -20,16 +28,26 @@ export interface RateDecision {
   label: string;
 }
 
+/** Hits of a window standing at one time. */
+export interface RateEntry {
+  atMs: number;
+  hits: number;
+}
+
+interface Held {
+  /** Oldest first (an entry recorded out of order lingers until those before it go: counted longer, never less). */
+  entries: RateEntry[];
+  total: number;
+}
+
 export class RateLimiter {
-  private readonly hits = new Map<string, number[]>();
+  private readonly scopes = new Map<string, Held>();
+  /** Hits recorded since drainRecorded(), per scope. */
+  private readonly recorded = new Map<string, number>();
 
   constructor(private readonly limits: LimitsConfig) {}
 
-  private readonly recorded: Array<{ scope: string; atMs: number }> = [];
-  /** Set by the first adopt(): the hits are kept in a shared store as well. */
-  private shared = false;
-
-  /** The windows a key's admissions count against. */
+  /** The windows a key's admissions count against (a limit of 0 holds nothing). */
   windows(key: KeyPrincipal): Window[] {
     const windows: Window[] = [
       { scope: `key:${key.keyId}`, limit: this.limits.keyPerSecond, windowMs: 1000, label: `${this.limits.keyPerSecond} per second for this key` },
@@ -48,27 +66,33 @@ export class RateLimiter {
         label: `${this.limits.testKeyPerMinute} per minute for a development key`,
       });
     }
-    return windows;
+    return windows.filter((w) => w.limit > 0);
   }
 
-  private recent(scope: string, windowMs: number, nowMs: number): number[] {
-    const list = this.hits.get(scope) ?? [];
+  /** The scope's entries that still count at nowMs (older ones are forgotten). */
+  private live(scope: string, windowMs: number, nowMs: number): Held {
+    let held = this.scopes.get(scope);
+    if (!held) this.scopes.set(scope, (held = { entries: [], total: 0 }));
     let drop = 0;
-    while (drop < list.length && list[drop]! <= nowMs - windowMs) drop++;
-    if (drop > 0) list.splice(0, drop);
-    this.hits.set(scope, list);
-    return list;
+    while (drop < held.entries.length && held.entries[drop]!.atMs <= nowMs - windowMs) held.total -= held.entries[drop++]!.hits;
+    if (drop > 0) held.entries.splice(0, drop);
+    return held;
   }
 
   /** The most restrictive window that is full, or null when the request may be admitted. */
   check(key: KeyPrincipal, nowMs: number): RateDecision | null {
     let worst: RateDecision | null = null;
     for (const w of this.windows(key)) {
-      if (w.limit <= 0) continue;
-      const list = this.recent(w.scope, w.windowMs, nowMs);
-      if (list.length < w.limit) continue;
-      // Free again when the hit that fills the window slides out of it.
-      const freeAt = list[list.length - w.limit]! + w.windowMs;
+      const held = this.live(w.scope, w.windowMs, nowMs);
+      if (held.total < w.limit) continue;
+      // Free again when enough of the oldest entries have slid out for one more hit.
+      let counted = held.total;
+      let freeAt = nowMs;
+      for (const e of held.entries) {
+        if (counted < w.limit) break;
+        counted -= e.hits;
+        freeAt = e.atMs + w.windowMs;
+      }
       const retryAfter = Math.max(1, Math.ceil((freeAt - nowMs) / 1000));
       if (!worst || retryAfter > worst.retryAfter) worst = { retryAfter, label: w.label };
     }
@@ -77,21 +101,25 @@ export class RateLimiter {
 
   record(key: KeyPrincipal, nowMs: number): void {
     for (const w of this.windows(key)) {
-      const list = this.hits.get(w.scope) ?? [];
-      list.push(nowMs);
-      this.hits.set(w.scope, list);
-      if (this.shared) this.recorded.push({ scope: w.scope, atMs: nowMs });
+      const held = this.live(w.scope, w.windowMs, nowMs);
+      const last = held.entries[held.entries.length - 1];
+      if (last !== undefined && last.atMs === nowMs) last.hits++;
+      else held.entries.push({ atMs: nowMs, hits: 1 });
+      held.total++;
+      this.recorded.set(w.scope, (this.recorded.get(w.scope) ?? 0) + 1);
     }
   }
 
-  /** Takes the hits another store holds for a scope (oldest first) in place of this one's. */
-  adopt(scope: string, hits: number[]): void {
-    this.shared = true;
-    this.hits.set(scope, hits);
+  /** Takes the entries another store holds for a scope in place of this one's. */
+  adopt(scope: string, entries: readonly RateEntry[]): void {
+    const sorted = entries.map((e) => ({ ...e })).sort((a, b) => a.atMs - b.atMs);
+    this.scopes.set(scope, { entries: sorted, total: sorted.reduce((n, e) => n + e.hits, 0) });
   }
 
-  /** The hits recorded since the last call, for a shared store; forgotten here. */
-  drainRecorded(): Array<{ scope: string; atMs: number }> {
-    return this.recorded.splice(0, this.recorded.length);
+  /** The hits recorded per scope since the last call (what a shared store is charged). */
+  drainRecorded(): Map<string, number> {
+    const drained = new Map(this.recorded);
+    this.recorded.clear();
+    return drained;
   }
 }

@@ -1,5 +1,6 @@
 // The worker's maintenance: recovery of dispatches a stopped process (or, on PostgreSQL, a relay
-// whose lease ran out) left running, and the periodic clean-ups: bodies past their retention,
+// whose lease ran out) left running, and the periodic clean-ups: bodies past their retention (with
+// what is kept as long as them: delivery attempts, receivers' answers to webhooks),
 // expired idempotency keys, the sink's simulation bookkeeping and unmatched complaints.
 import { settleMaybeSent } from '../delivery/delivery-unknown.js';
 import { forgetExpiredIdempotencyKeys } from '../domain/idempotency.js';
@@ -9,6 +10,7 @@ import { deletePendingComplaintsBefore, eraseBodiesTerminalBefore } from '../sto
 import { interruptedJobs, releaseJobs } from '../storage/jobs.js';
 import { deleteAttemptsTerminalBefore } from '../storage/delivery-attempts.js';
 import { deleteSinkAttemptsBefore } from '../storage/sink-attempts.js';
+import { eraseAnswersTerminalBefore } from '../storage/webhooks.js';
 
 // Maintenance runs every minute, and whenever the test clock moves.
 const MAINTENANCE_INTERVAL_MS = 60_000;
@@ -39,8 +41,10 @@ export async function runMaintenance(services: RelayServices): Promise<{ erased:
   const now = new Date(nowMs).toISOString();
   const cutoff = new Date(nowMs - services.config.limits.bodyRetentionDays * 86_400_000).toISOString();
   return services.db.write(async (tx) => {
-    // Delivery attempts (their SMTP conversations) are kept as long as the body, no longer.
+    // Delivery attempts (their SMTP conversations) and the receivers' answers to its webhooks are
+    // kept as long as the body, no longer.
     await deleteAttemptsTerminalBefore(tx, cutoff);
+    await eraseAnswersTerminalBefore(tx, cutoff);
     const erased = await eraseBodiesTerminalBefore(tx, cutoff, now);
     const expiredKeys = await forgetExpiredIdempotencyKeys(tx, now);
     // The sink's bookkeeping for simulations only matters while an email is being retried.

@@ -37,11 +37,12 @@ export interface Queryable {
   all<T>(sql: string, params?: Params): Promise<T[]>;
   /**
    * Serialises this unit of work with every other one that takes the same lock, across relays,
-   * until it ends (PostgreSQL: a transaction-scoped advisory lock). Idempotency keys and quota
-   * and rate counters take one before their check-then-write. SQLite has a single writer that
-   * already serialises every unit of work, so there it does nothing.
+   * until it ends (PostgreSQL: a transaction-scoped advisory lock). Several names are taken in
+   * the order given, in one trip. Idempotency keys take one before their check-then-write.
+   * SQLite has a single writer that already serialises every unit of work, so there it does
+   * nothing.
    */
-  lock(name: string): Promise<void>;
+  lock(names: string | readonly string[]): Promise<void>;
 }
 
 /** What a read needs: the read connection (`db`) or a unit of work (`tx`, which sees its own writes). */

@@ -1,6 +1,7 @@
 // Delivery attempts per recipient (migration 0012): written with the outcome they led to, read by
 // the admin's attempts view, erased with the email's body.
 import type { Queryable, Reader } from './db.js';
+import { BODIES_DUE_FOR_ERASURE } from './emails.js';
 import { insertRows } from './rows.js';
 
 export interface DeliveryAttemptRow {
@@ -64,9 +65,5 @@ export async function listDeliveryAttempts(db: Reader, emailId: string): Promise
 
 /** Attempts of the emails whose body the retention rule is about to erase (terminal at or before `cutoff`). */
 export async function deleteAttemptsTerminalBefore(tx: Queryable, cutoff: string): Promise<void> {
-  await tx.run(
-    `DELETE FROM delivery_attempts
-      WHERE email_id IN (SELECT id FROM emails WHERE body_erased_at IS NULL AND terminal_at IS NOT NULL AND terminal_at <= ?)`,
-    [cutoff],
-  );
+  await tx.run(`DELETE FROM delivery_attempts WHERE email_id IN (${BODIES_DUE_FOR_ERASURE})`, [cutoff]);
 }

@@ -184,13 +184,16 @@ export async function insertSubmissions(tx: Queryable, rows: ReadonlyArray<{ ema
   await allStatements(rows.map((r) => tx.run('INSERT INTO submissions (email_id, size, raw) VALUES (?, ?, ?)', [r.emailId, r.raw.length, r.raw])));
 }
 
+/**
+ * The ids of the emails whose body the retention rule erases next: terminal at or before the one
+ * parameter (the cutoff), body not yet erased. What is kept as long as the body (a submitted
+ * message, delivery attempts, receivers' answers to webhooks) goes with `id IN (this)`.
+ */
+export const BODIES_DUE_FOR_ERASURE = 'SELECT id FROM emails WHERE body_erased_at IS NULL AND terminal_at IS NOT NULL AND terminal_at <= ?';
+
 /** Erases the bodies of emails terminal at or before `cutoff` (a submitted message too); answers how many. */
 export async function eraseBodiesTerminalBefore(tx: Queryable, cutoff: string, now: string): Promise<number> {
-  await tx.run(
-    `UPDATE submissions SET raw = NULL
-     WHERE raw IS NOT NULL AND email_id IN (SELECT id FROM emails WHERE body_erased_at IS NULL AND terminal_at IS NOT NULL AND terminal_at <= ?)`,
-    [cutoff],
-  );
+  await tx.run(`UPDATE submissions SET raw = NULL WHERE raw IS NOT NULL AND email_id IN (${BODIES_DUE_FOR_ERASURE})`, [cutoff]);
   const { changes } = await tx.run(
     `UPDATE emails SET text_body = NULL, html_body = NULL, body_erased_at = ?
      WHERE body_erased_at IS NULL AND terminal_at IS NOT NULL AND terminal_at <= ?`,

@@ -1,6 +1,6 @@
-// Accepted recipients per UTC month, per workspace (`ws:<id>`) and per key (`key:<id>`).
-import type { Queryable, Reader } from './db.js';
-import { inValues, insertRows } from './rows.js';
+// Accepted recipients per UTC month, per workspace (`ws:<id>`) and per key (`key:<id>`): the usage
+// view's reads. An admission charges them with its rate windows (counters.ts).
+import type { Reader } from './db.js';
 
 export const workspaceScope = (workspaceId: string) => `ws:${workspaceId}`;
 export const keyScope = (keyId: string) => `key:${keyId}`;
@@ -19,28 +19,4 @@ export async function keyUsageInWorkspace(q: Reader, workspaceId: string, month:
     [month, workspaceId],
   );
   return rows.map((r) => ({ id: r.id, prefix: r.prefix, used: Number(r.used ?? 0) }));
-}
-
-/** The lock a unit of work holds while it checks and charges this scope's counter (see Queryable.lock). */
-export const usageLock = (scope: string) => `usage:${scope}`;
-
-/** The month's counts of these scopes (scopes without a row are left out). */
-export async function usageOf(q: Reader, scopes: readonly string[], month: string): Promise<Array<{ scope: string; used: number }>> {
-  const where = inValues(q, 'scope', scopes);
-  const rows = await q.all<{ scope: string; used: number }>(`SELECT scope, used FROM usage_counters WHERE ${where.sql} AND month = ?`, [
-    ...where.params,
-    month,
-  ]);
-  return rows.map((r) => ({ scope: r.scope, used: Number(r.used) }));
-}
-
-/** Adds each scope's recipients to its count for the month. */
-export function chargeUsage(tx: Queryable, charges: ReadonlyMap<string, number>, month: string): Promise<void> {
-  return insertRows(
-    tx,
-    'usage_counters',
-    ['scope', 'month', 'used'],
-    [...charges].map(([scope, used]) => ({ scope, month, used })),
-    'ON CONFLICT (scope, month) DO UPDATE SET used = usage_counters.used + excluded.used',
-  );
 }

@@ -1,6 +1,7 @@
 // Webhook endpoints, their outbox (webhook_deliveries, one row per event and endpoint, written in
 // the transaction of the event) and the attempts made for each row.
 import type { Db, Queryable, Reader } from './db.js';
+import { BODIES_DUE_FOR_ERASURE } from './emails.js';
 import { claimWebhookAttempt, releaseWebhookAttempt } from './postgres/queue.js';
 import { inValues, insertRows } from './rows.js';
 
@@ -133,6 +134,20 @@ export async function listAttempts(q: Reader, webhookId: string, limit: number):
     [webhookId, limit],
   );
   return rows.map((r) => ({ ...r, ...attemptAnswer(r) }));
+}
+
+/**
+ * Forgets the receivers' answers to the webhook deliveries of the emails whose body the retention
+ * rule is about to erase (terminal at or before `cutoff`): the receiver's text is kept no longer
+ * than the email's. The attempts stay, with their status and time taken.
+ */
+export async function eraseAnswersTerminalBefore(tx: Queryable, cutoff: string): Promise<void> {
+  await tx.run(
+    `UPDATE webhook_attempts SET response_body = NULL, response_truncated = 0
+      WHERE response_body IS NOT NULL AND delivery_id IN (
+        SELECT d.id FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id WHERE ev.email_id IN (${BODIES_DUE_FOR_ERASURE}))`,
+    [cutoff],
+  );
 }
 
 /** A window of deliveries by their event's time: from `since` (inclusive) to `until` (exclusive). */
@@ -268,12 +283,20 @@ export interface AttemptRecord {
   nextAttemptAt: string | null;
 }
 
-/** The attempt's row, and the delivery moved on, unless another attempt already moved it. */
+/** Whether the email of the delivery (the one parameter) has had its body erased (migration 0023 finds the event's deliveries). */
+const EMAIL_BODY_ERASED = `EXISTS (SELECT 1 FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id JOIN emails e ON e.id = ev.email_id
+                  WHERE d.id = ? AND e.body_erased_at IS NOT NULL)`;
+
+/**
+ * The attempt's row, and the delivery moved on, unless another attempt already moved it. The
+ * receiver's answer is kept as long as the email's body: an attempt made after the body was erased
+ * (a recover, a resend, a late event) keeps its status and time, not the answer.
+ */
 export async function recordAttempt(tx: Queryable, a: AttemptRecord): Promise<void> {
   await tx.run(
     `INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, attempted_at, duration_ms, response_body, response_truncated)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    [a.deliveryId, a.attempt, a.statusCode, a.error, a.attemptedAt, a.durationMs, a.responseBody, a.responseTruncated ? 1 : 0],
+     VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ${EMAIL_BODY_ERASED} THEN NULL ELSE ? END, CASE WHEN ${EMAIL_BODY_ERASED} THEN 0 ELSE ? END)`,
+    [a.deliveryId, a.attempt, a.statusCode, a.error, a.attemptedAt, a.durationMs, a.deliveryId, a.responseBody, a.deliveryId, a.responseTruncated ? 1 : 0],
   );
   await tx.run(
     `UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ? WHERE id = ? AND state = 'pending' AND attempts = ?`,

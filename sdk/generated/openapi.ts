@@ -1784,7 +1784,7 @@ export interface components {
             next_attempt_at: components["schemas"]["Timestamp"] | null;
             /** @description Real milliseconds from the request until the answer was read or the attempt failed (null for attempts recorded before this was kept). */
             duration_ms: number | null;
-            /** @description The first 1,024 bytes of the endpoint's answer as UTF-8 text (a character cut at the end left out, unreadable bytes and NUL as U+FFFD); null when no answer came. */
+            /** @description The first 1,024 bytes of the endpoint's answer as UTF-8 text (a character cut at the end left out, unreadable bytes and NUL as U+FFFD); null when no answer came. Kept as long as the email's body, 7 days after the email became terminal, then null (response_truncated false) while the attempt stays; an attempt made after that keeps no answer. */
             response_body: string | null;
             /** @description Whether the answer was longer than response_body. */
             response_truncated: boolean;
@@ -1991,7 +1991,7 @@ export interface components {
             attempted_at: components["schemas"]["Timestamp"];
             /** @description Real milliseconds from the request until the answer was read or the attempt failed (null for attempts recorded before this was kept). */
             duration_ms: number | null;
-            /** @description The first 1,024 bytes of the endpoint's answer as UTF-8 text (a character cut at the end left out, unreadable bytes and NUL as U+FFFD); null when no answer came. */
+            /** @description The first 1,024 bytes of the endpoint's answer as UTF-8 text (a character cut at the end left out, unreadable bytes and NUL as U+FFFD); null when no answer came. Kept as long as the email's body, 7 days after the email became terminal, then null (response_truncated false) while the attempt stays; an attempt made after that keeps no answer. */
             response_body: string | null;
             /** @description Whether the answer was longer than response_body. */
             response_truncated: boolean;

@@ -63,8 +63,10 @@ class PgQueryable implements Queryable {
     return result.rows as T[];
   }
 
-  async lock(name: string): Promise<void> {
-    await this.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [name]);
+  async lock(names: string | readonly string[]): Promise<void> {
+    if (typeof names === 'string') await this.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [names]);
+    // unnest yields the names in the array's order, and each lock is taken as its row is.
+    else if (names.length > 0) await this.query('SELECT pg_advisory_xact_lock(hashtextextended(n, 0)) FROM unnest($1::text[]) AS n', [names]);
   }
 }
 

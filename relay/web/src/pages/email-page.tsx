@@ -70,7 +70,7 @@ export function EmailPage({ id }: { id: string }) {
                       <li key={a.attempt} data-attempt={a.attempt}>
                         #{a.attempt} {formatDateTime(a.attempted_at)} · {a.status_code ?? 'no response'} · {took(a.duration_ms)}
                         {a.error ? ` · ${a.error}` : ''}
-                        {a.response_body ? <AnswerExcerpt body={a.response_body} truncated={a.response_truncated} /> : null}
+                        {a.response_body ? <AnswerExcerpt body={a.response_body} truncated={a.response_truncated} statusCode={a.status_code} /> : null}
                       </li>
                     ))}
                   </ul>

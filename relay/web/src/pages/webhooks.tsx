@@ -181,7 +181,7 @@ function Deliveries({ webhookId }: { webhookId: string }) {
               </td>
               <td class="nowrap took">{took(d.duration_ms)}</td>
               <td class="answer-cell">
-                <AnswerExcerpt body={d.response_body} truncated={d.response_truncated} />
+                <AnswerExcerpt body={d.response_body} truncated={d.response_truncated} statusCode={d.status_code} />
               </td>
               <td>{d.next_attempt_at ? formatDateTime(d.next_attempt_at) : '—'}</td>
               <td class="right">
