@@ -6,6 +6,8 @@
 // - no recipient reached a sink twice (captured messages counted per email and recipient); one the
 //   relay calls delivered reached it exactly once, one delivery_unknown at most once;
 // - one Idempotency-Key, one email, whichever relays answered it;
+// - every delivered and delivery_unknown event of the production project reached its webhook
+//   endpoint (at least once, as a webhook may be: the same bytes each time);
 // - the rate windows (per key per second, per workspace per second, per development key per
 //   minute) and a development key's monthly quota were never exceeded, each was reached, and the
 //   usage counters charge exactly the recipients of the emails admitted.
@@ -14,6 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 import { startCluster, waitFor, type Cluster } from '../helpers/postgres-cluster.js';
 import { fullestWindow } from '../helpers/sliding-window.js';
+import { startReceiver, type Receiver } from '../helpers/webhooks.js';
 
 const LIMITS = {
   // The two production keys together stay under the workspace's window, which the development
@@ -64,7 +67,9 @@ async function post(url: string, key: string, idempotencyKey: string, body: unkn
 describe('chaos: three relays under load, each killed -9 and restarted, PostgreSQL restarted', () => {
   let server: PostgresServer;
   let cluster: Cluster;
+  let receiver: Receiver;
   before(async () => {
+    receiver = await startReceiver();
     // A server of this test's own: its restart must not touch the other tests' databases.
     server = await startPostgresServer();
     cluster = await startCluster({
@@ -79,10 +84,14 @@ describe('chaos: three relays under load, each killed -9 and restarted, PostgreS
   after(async () => {
     await cluster?.stop();
     await server?.stop();
+    await receiver?.close();
   });
 
   test('every acknowledged email is there, none delivered twice, the limits hold', async () => {
-    const senders = await makeSenders(cluster);
+    const { senders, liveProjectId } = await makeSenders(cluster);
+    const hookedEvents = ['email.delivered', 'email.delivery_unknown'];
+    const hook = await cluster.admin(0, 'POST', `/admin/v1/projects/${liveProjectId}/webhooks`, { url: receiver.url, events: hookedEvents });
+    assert.equal(hook.status, 201, hook.text);
     const tally: Tally = { acked: new Map(), refused: new Map(), unexpected: [], retries: 0 };
     let sending = true;
     let next = 0;
@@ -163,7 +172,10 @@ describe('chaos: three relays under load, each killed -9 and restarted, PostgreS
     await waitFor(
       'every email final',
       async () => {
-        const [row] = await cluster.sql<{ n: number }>("SELECT COUNT(*)::int AS n FROM recipients WHERE status IN ('queued', 'delivery_delayed')");
+        const [row] = await cluster.sql<{ n: number }>(
+          `SELECT ((SELECT COUNT(*) FROM recipients WHERE status IN ('queued', 'delivery_delayed'))
+                + (SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending'))::int AS n`,
+        );
         if (row!.n === 0) return true;
         if (Date.now() - advancedAt > 1_000) {
           await cluster.admin(0, 'POST', '/admin/v1/clock/advance', { seconds: 600 });
@@ -172,8 +184,11 @@ describe('chaos: three relays under load, each killed -9 and restarted, PostgreS
         return false;
       },
       60_000,
-    );
-
+    ).catch(async (error: Error) => {
+      const pending = await cluster.sql("SELECT state, attempts, next_attempt_at, lease_expires_at FROM webhook_deliveries WHERE state = 'pending' LIMIT 3");
+      const waiting = await cluster.sql("SELECT email_id, status, updated_at FROM recipients WHERE status IN ('queued', 'delivery_delayed') LIMIT 3");
+      throw new Error(`${error.message}: ${JSON.stringify({ pending, waiting })}`);
+    });
     mark('every email final');
     // Every acknowledged email is there, once per Idempotency-Key.
     const emails = await cluster.sql<{ id: string; subject: string; key_id: string; workspace_id: string; status: string; created_at: string; recipients: number }>(
@@ -203,6 +218,22 @@ describe('chaos: three relays under load, each killed -9 and restarted, PostgreS
     const statuses = emails.reduce<Record<string, number>>((acc, e) => ({ ...acc, [e.status]: (acc[e.status] ?? 0) + 1 }), {});
     assert.ok((statuses.delivered ?? 0) > acked.length / 2, `most emails delivered: ${JSON.stringify(statuses)}`);
 
+    // Every webhook event reached the endpoint, the same bytes whenever it came again.
+    const hooked = await cluster.sql<{ id: string }>('SELECT id FROM events WHERE project_id = $1 AND type = ANY($2)', [liveProjectId, hookedEvents]);
+    const bodies = new Map<string, string>();
+    const changed: string[] = [];
+    for (const request of receiver.requests) {
+      const id = String(request.headers['service-event-id']);
+      const body = request.raw.toString('utf8');
+      if ((bodies.get(id) ?? body) !== body) changed.push(id);
+      bodies.set(id, body);
+    }
+    assert.ok(hooked.length > 0);
+    assert.deepEqual(hooked.filter((e) => !bodies.has(e.id)), [], 'every event at the webhook endpoint');
+    assert.deepEqual(changed, [], 'an event sent again carries the same body');
+    const [failed] = await cluster.sql<{ n: number }>("SELECT COUNT(*)::int AS n FROM webhook_deliveries WHERE state <> 'delivered'");
+    assert.equal(failed!.n, 0, 'every webhook delivery delivered');
+
     // The limits: never exceeded (the admission times the relays recorded, acknowledged or not),
     // and each reached, or the test would prove nothing.
     const fullest = (filter: (e: (typeof emails)[number]) => boolean, windowMs: number) =>
@@ -228,7 +259,7 @@ describe('chaos: three relays under load, each killed -9 and restarted, PostgreS
 });
 
 /** Two production keys (the per-second windows), two development keys (the per-minute window, the monthly quota). */
-async function makeSenders(cluster: Cluster): Promise<Sender[]> {
+async function makeSenders(cluster: Cluster): Promise<{ senders: Sender[]; liveProjectId: string }> {
   const ok = async (res: Promise<{ status: number; body: any; text: string }>) => {
     const r = await res;
     assert.ok(r.status === 200 || r.status === 201, r.text);
@@ -249,7 +280,7 @@ async function makeSenders(cluster: Cluster): Promise<Sender[]> {
     to: (n) => [`reader-${n}@inbox.chaos.test`],
     pauseMs: 0,
   });
-  return [
+  const senders: Sender[] = [
     live('live1', l1),
     live('live2', l2),
     { name: 'rate', key: cluster.apiKey, keyId: bootKey!.id, from: `sender@${cluster.domain}`, to: (n) => [`rate-${n}@${cluster.domain}`], pauseMs: 500 },
@@ -262,4 +293,5 @@ async function makeSenders(cluster: Cluster): Promise<Sender[]> {
       pauseMs: 1_000,
     },
   ];
+  return { senders, liveProjectId: project.id };
 }
