@@ -1,5 +1,5 @@
 // Raven benchmarks: prints figures, never asserts. `npm run bench`; the knobs are BENCH_* variables
-// (BENCHMARKS.md), BENCH_ONLY=admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,postgres picks sections (reads1m is opt-in).
+// (BENCHMARKS.md), BENCH_ONLY=admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,checks,postgres picks sections (reads1m is opt-in).
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,6 +16,7 @@ import { benchPostgres } from './postgres.js';
 import { sdkInstall } from './sdk-install.js';
 import { dashboardBench } from './dashboard.js';
 import { waitBench } from './inbox-wait.js';
+import { checksBench } from './checks.js';
 import { searchBench } from './inbox-search.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -31,9 +32,9 @@ const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 400);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const SINK_N = Number(process.env.BENCH_SINK_N ?? 3_000);
 const CAPTURED_N = Number(process.env.BENCH_CAPTURED_N ?? 100_000);
-const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
 const SUBMISSION_ROUNDS = Number(process.env.BENCH_SUBMISSION_ROUNDS ?? 3);
-const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,postgres').split(',').map((x) => x.trim()));
+const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,checks,postgres').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -679,5 +680,13 @@ if (SECTIONS.has('sdk')) await sdkInstall();
 if (SECTIONS.has('dashboard')) await dashboardBench();
 if (SECTIONS.has('search')) await searchBench();
 if (SECTIONS.has('wait')) await waitBench();
+if (SECTIONS.has('checks')) {
+  await checksBench({
+    startRelay: () => startTarget('relay'),
+    stopRelay: stopTarget as (t: unknown) => Promise<unknown>,
+    smtpLoad: (port, n, recipients) => smtpLoad(port, n, recipients),
+    sinkN: SINK_N,
+  });
+}
 if (SECTIONS.has('postgres')) await benchPostgres();
 console.log(`\nload average at the end: ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);

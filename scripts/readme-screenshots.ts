@@ -1,5 +1,6 @@
-// Makes the README's pictures (docs/inbox.png, docs/email.png): a relay with a few realistic
-// captured messages, the inbox and one message, in Chromium. `node --import tsx scripts/readme-screenshots.ts`
+// Makes the README's pictures (docs/inbox.png, docs/email.png, docs/checks.png): a relay with a
+// few realistic captured messages, the inbox with its checks badges, one message and its Checks
+// tab, in Chromium. `node --import tsx scripts/readme-screenshots.ts`
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchBrowser, newPage, signIn } from '../test/helpers/browser.js';
@@ -8,7 +9,8 @@ import { smtpSendOnce } from '../test/helpers/smtp-send.js';
 import { startTestRelay } from '../test/helpers/start-relay.js';
 
 const docs = fileURLToPath(new URL('../docs/', import.meta.url));
-const t = await startTestRelay();
+// A public host name, as in production: the SPF record the relay gives its domains names it.
+const t = await startTestRelay({ flags: { publicHostname: 'relay.acme.test' } });
 const b = await launchBrowser();
 try {
   const mail = [
@@ -38,11 +40,16 @@ try {
   const { page } = await newPage(b, 'light');
   await signIn(page, t);
   await page.locator('.message-row').nth(4).waitFor();
+  // The list queued the checks badges; they arrive over the WebSocket.
+  await page.locator('.message-row [data-checks]').nth(4).waitFor();
   await page.screenshot({ path: path.join(docs, 'inbox.png') });
   await page.locator('.message-row', { hasText: 'Welcome to Acme' }).click();
   const frame = await (await page.locator('iframe').elementHandle())!.contentFrame();
   await frame!.waitForLoadState('load');
   await page.screenshot({ path: path.join(docs, 'email.png') });
+  await page.getByRole('tab', { name: 'Checks' }).click();
+  await page.getByTestId('check-dkim').waitFor();
+  await page.screenshot({ path: path.join(docs, 'checks.png') });
 } finally {
   await b.close();
   await t.stop();

@@ -1,0 +1,113 @@
+// The checks' figures (issue 26), a section of `npm run bench` (BENCH_ONLY=checks):
+// 1. GET /admin/v1/messages/{id}/checks?links=0 of a typical 50 KB HTML message the relay signed
+//    and delivered (authentication, headers, HTML compatibility; no links, no spamd): p50/p99 over
+//    BENCH_CHECKS_SAMPLES (200) requests one after another, beside the 200 ms target.
+// 2. Capture throughput of the sink without and with checks requested in the background (one
+//    checks request after another, and an inbox page every 20th, which queues the badges of the
+//    newest 50 messages): each on a fresh relay, the plain run twice to show the noise.
+// The relay runs in its own process (bench/target.ts), as in the sink section.
+import os from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { typicalHtml } from './typical-html.js';
+
+const SAMPLES = Number(process.env.BENCH_CHECKS_SAMPLES ?? 200);
+const WARM_UP = 10;
+const TARGET_P99_MS = 200;
+
+interface RelayTarget {
+  url: string;
+  apiKey: string;
+  domain: string;
+  adminToken: string;
+  smtpPort: number;
+  child: ChildProcess;
+}
+
+/** What bench/run.ts lends: its target processes and its SMTP load. */
+export interface ChecksBenchTools {
+  startRelay(): Promise<RelayTarget>;
+  stopRelay(t: RelayTarget): Promise<unknown>;
+  smtpLoad(port: number, n: number, recipients: number): Promise<{ perSec: number; p50: number; p99: number; failed: number }>;
+  sinkN: number;
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const loadNow = () => `load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`;
+
+async function admin(t: RelayTarget, urlPath: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(t.url + urlPath, { headers: { authorization: `Bearer ${t.adminToken}` } });
+  return { status: res.status, body: await res.json() };
+}
+
+/** Sends the typical message through the API and answers its captured id once the sink has it. */
+async function typicalMessage(t: RelayTarget): Promise<string> {
+  const to = `checks@${t.domain}`;
+  const html = typicalHtml();
+  const res = await fetch(`${t.url}/v1/emails`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ from: `Shop <orders@${t.domain}>`, to, subject: 'Your order', html, text: 'Thank you for your order. View it at https://shop.example.test/orders/48291' }),
+  });
+  if (res.status !== 202) throw new Error(`send answered ${res.status}: ${await res.text()}`);
+  const waited = await admin(t, `/admin/v1/messages/wait?to=${encodeURIComponent(to)}&timeout=60`);
+  if (waited.status !== 200) throw new Error(`wait answered ${waited.status}`);
+  return waited.body.id as string;
+}
+
+export async function checksBench(tools: ChecksBenchTools): Promise<void> {
+  console.log(`\nchecks of captured mail (${loadNow()})`);
+  const t = await tools.startRelay();
+  try {
+    const id = await typicalMessage(t);
+    const first = await admin(t, `/admin/v1/messages/${id}/checks?links=0`);
+    if (first.status !== 200 || first.body.authentication.dkim[0]?.result !== 'pass') throw new Error(`checks answered ${first.status}: ${JSON.stringify(first.body).slice(0, 300)}`);
+    for (let i = 0; i < WARM_UP; i++) await admin(t, `/admin/v1/messages/${id}/checks?links=0`);
+    const latencies: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const start = performance.now();
+      const answer = await admin(t, `/admin/v1/messages/${id}/checks?links=0`);
+      latencies.push(performance.now() - start);
+      if (answer.status !== 200) throw new Error(`checks answered ${answer.status}`);
+    }
+    const sorted = latencies.sort((a, b) => a - b);
+    console.log(
+      `  checks of a ${(typicalHtml().length / 1024).toFixed(0)} KB HTML message (all but links and spam; HTML score ${first.body.html.score} %, ${first.body.html.features.length} features)  ` +
+        `p50 ${pct(sorted, 50).toFixed(0)} ms  p99 ${pct(sorted, 99).toFixed(0)} ms  max ${sorted[sorted.length - 1]!.toFixed(0)} ms  (target p99 < ${TARGET_P99_MS} ms; ${loadNow()})`,
+    );
+  } finally {
+    await tools.stopRelay(t);
+  }
+
+  const capture = async (label: string, withChecks: boolean) => {
+    const relay = await tools.startRelay();
+    let requests = 0;
+    let running = withChecks;
+    try {
+      const id = await typicalMessage(relay);
+      const background = (async () => {
+        while (running) {
+          const path = requests % 20 === 19 ? '/admin/v1/inbox' : `/admin/v1/messages/${id}/checks?links=0`;
+          const answer = await admin(relay, path);
+          if (answer.status !== 200) throw new Error(`${path} answered ${answer.status}`);
+          requests += 1;
+        }
+      })();
+      const load = await tools.smtpLoad(relay.smtpPort, tools.sinkN, 3);
+      running = false;
+      await background;
+      console.log(
+        `  ${label.padEnd(40)} ${load.perSec.toFixed(0)} msgs/s  send p50 ${load.p50} ms  p99 ${load.p99} ms  failed ${load.failed}` +
+          `${withChecks ? `  (${requests} checks and inbox requests meanwhile)` : ''}  (${loadNow()})`,
+      );
+      return load.perSec;
+    } finally {
+      running = false;
+      await tools.stopRelay(relay);
+    }
+  };
+  console.log(`  capture: ${tools.sinkN} messages x 3 recipients into the sink, 20 concurrent senders, 8 connections`);
+  const plain = await capture('without checks', false);
+  const checked = await capture('with checks requested in the background', true);
+  const again = await capture('without checks, again', false);
+  console.log(`  with / without: ${((checked / ((plain + again) / 2)) * 100).toFixed(0)} %   (target: unchanged, within the two plain runs' spread of ${((Math.abs(plain - again) / Math.max(plain, again)) * 100).toFixed(0)} %; ${loadNow()})`);
+}
