@@ -7,7 +7,7 @@ import { action, type RunContext } from './context.js';
 import { ADMIN_CODES, addHelp } from './help.js';
 import { renderFields, renderTable, statusStyle, type Column, type Paint } from './output.js';
 
-type AdminClient = Awaited<ReturnType<RunContext['admin']>>;
+export type AdminClient = Awaited<ReturnType<RunContext['admin']>>;
 
 export interface AdminSpec {
   examples: string[];

@@ -16,12 +16,9 @@ export interface BusEvents {
   'webhooks.ready': [];
   /** An email's timeline gained an event: `ravenctl listen` clients get it (webhooks/listen-hub.ts). */
   'email.event': [event: StoredEvent];
-  /**
-   * The sink stored a captured message (by id), with its inbox entry when it could parse it first
-   * (`indexed`); else the indexer parses it (inbox/indexer.ts).
-   */
-  'message.captured': [messageId: string, indexed: boolean];
-  /** The sink or the indexer wrote inbox entries: open dashboards add them (dashboard/inbox-live.ts). */
+  /** The sink stored a captured message (by id): the indexer parses it (inbox/indexer.ts). */
+  'message.captured': [messageId: string];
+  /** The indexer wrote inbox entries: open dashboards add them (dashboard/inbox-live.ts). */
   'inbox.captured': [entries: InboxEntry[]];
   /** Read flags or deletions changed the inbox: dashboards refresh their unread count. */
   'inbox.changed': [];

@@ -11,19 +11,18 @@
 // thread pool, so the cost of a group no longer grows with a dozen trips per request.
 //
 // Several relays on one PostgreSQL database admit at once. A batch holds its idempotency keys
-// from its first statement (a repeat waits for the first to commit, then replays it), but not its
-// counters: it decides on what they held when it read them, writes its rows, and charges them last,
-// in one statement that refuses the charge if another relay took the room meanwhile
-// (storage/counters.ts). Such a batch is run again, taking its counters before it reads, so it
-// decides on what they hold; only batches at a limit's edge ever wait for each other.
-import { utcMonth } from '../clock.js';
+// from its first statement (a repeat waits for the first to commit, then replays it); its counters
+// (rate windows, monthly usage) it takes only while it decides, in a short transaction of their own
+// that charges what was decided and lets them go without waiting for the disk; the batch's own
+// durable COMMIT then confirms the charge (storage/counters.ts). Relays admitting for one
+// workspace wait on each other only for that moment, never through a batch's writes or its flush.
 import { ApiError, validationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
 import { verifiedDomainsOf } from '../storage/domains.js';
 import { insertEmails, insertRecipients, insertSubmissions, type NewEmailRow, type NewRecipientRow } from '../storage/emails.js';
-import { chargeCounters, CountersContended, isCountersContended, lockCounters, readCounters, type RateWindowRef } from '../storage/counters.js';
+import { takeCounters, type RateWindowRef } from '../storage/counters.js';
 import { idempotencyLock, insertIdempotencyRows, rememberedResults, type NewRememberedRow } from '../storage/idempotency.js';
 import { insertReadyJobs, type NewJob } from '../storage/jobs.js';
 import { suppressionsOf } from '../storage/suppressions.js';
@@ -147,52 +146,32 @@ function rateWindowsOf(services: RelayServices, items: Admission[]): RateWindowR
   return [...windows.values()];
 }
 
-/**
- * What the batch needs to know from the database, read once for all its admissions, and the time
- * it is decided at. `takeCounters`: hold the counters from here to COMMIT (a second run after a
- * refused charge); the clock is read once they are held, so no other charge comes with a later
- * time than this batch's before it commits.
- */
-async function readState(services: RelayServices, tx: Queryable, items: Admission[], takeCounters: boolean) {
+/** What the batch needs to know from the database besides its counters, read once for all its admissions. */
+async function readState(tx: Queryable, items: Admission[]) {
   const idempotencyKeys = items.flatMap((a) => (a.idempotencyKey === undefined ? [] : [[a.key.projectId, a.idempotencyKey] as const]));
-  const scopes = unique(items.flatMap((a) => chargedScopes(a.key)));
-  const windows = rateWindowsOf(services, items);
-  const readAt = services.clock.nowMs();
-  const month = utcMonth(readAt);
   // Across relays on one database, the keys this batch decides on are its own until it commits
   // (taken in one order, so two batches never wait on each other in a circle).
   await tx.lock(unique(idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key))).sort());
   // Issued together: the reads share one trip to the thread pool.
-  const [counters, remembered, domains, suppressions] = await Promise.all([
-    takeCounters ? lockCounters(tx, month, windows, scopes) : readCounters(tx, windows.map((w) => w.scope), scopes, month),
+  const [remembered, domains, suppressions] = await Promise.all([
     rememberedResults(tx, idempotencyKeys),
     verifiedDomainsOf(tx, unique(items.map((a) => a.key.projectId))),
     suppressionsOf(tx, items.flatMap((a) => allRecipients(a.request).map((r) => [a.key.workspaceId, r.mailbox.address.toLowerCase()] as const))),
   ]);
-  const nowMs = takeCounters ? services.clock.nowMs() : readAt;
-  // The month turned while the counters were taken: take them again, in the new one.
-  if (utcMonth(nowMs) !== month) throw new CountersContended();
-  // Where the database keeps the rate windows, the limiter decides on what it holds.
-  services.rateLimiter.drainRecorded();
-  if (counters.rate) for (const w of windows) services.rateLimiter.adopt(w.scope, counters.rate.get(w.scope) ?? []);
   const verified = new Map<string, Set<string>>();
   for (const d of domains) {
     const names = verified.get(d.project_id) ?? new Set<string>();
     verified.set(d.project_id, names.add(d.name));
   }
-  const quota: QuotaCounts = { used: counters.used, charges: new Map(), caps: new Map() };
   return {
     remembered: new Map<string, Remembered>(remembered.map((r) => [idempotencyScope(r.project_id, r.key), r])),
     verified,
     suppressed: new Map(suppressions.map((s) => [suppressionScope(s.workspace_id, s.address_lc), s.reason])),
-    quota,
-    windows,
-    nowMs,
-    month,
   };
 }
 
-type BatchState = Awaited<ReturnType<typeof readState>>;
+type BatchState = Awaited<ReturnType<typeof readState>> & { quota: QuotaCounts };
+
 
 /** The rows a batch writes, gathered while its admissions are decided. */
 class BatchRows {
@@ -217,42 +196,45 @@ class BatchRows {
   }
 }
 
-/** Admissions whose batch was refused its charge: their next run takes the counters first. */
-const contended = new WeakSet<Admission>();
-
 async function admitBatch(services: RelayServices, tx: Queryable, items: Admission[]): Promise<Array<PromiseSettledResult<Admitted>>> {
-  const state = await readState(services, tx, items, items.some((item) => contended.has(item)));
-  const { nowMs, month } = state;
-  const rows = new BatchRows();
-  const decided = items.map((item): PromiseSettledResult<{ result: AdmissionResult; event?: number }> => {
-    try {
-      const result = decide(services, state, rows, item, nowMs);
-      // A new admission adds exactly one event to rows.events; a replay adds none.
-      return { status: 'fulfilled', value: { result, event: result.replayed ? undefined : rows.events.length - 1 } };
-    } catch (reason) {
-      return { status: 'rejected', reason };
-    }
+  const read = await readState(tx, items);
+  const windows = rateWindowsOf(services, items);
+  const counters = { windows, usageScopes: unique(items.flatMap((a) => chargedScopes(a.key))), nowMs: () => services.clock.nowMs() };
+  const taken = await takeCounters(services.db, tx, counters, (held, nowMs) => {
+    // Where the database keeps the rate windows, the limiter decides on what it holds.
+    services.rateLimiter.drainRecorded();
+    if (held.rate) for (const w of windows) services.rateLimiter.adopt(w.scope, held.rate.get(w.scope) ?? []);
+    const state: BatchState = { ...read, quota: { used: held.used, charges: new Map(), caps: new Map() } };
+    const rows = new BatchRows();
+    const decided = items.map((item): PromiseSettledResult<{ result: AdmissionResult; event?: number }> => {
+      try {
+        const result = decide(services, state, rows, item, nowMs);
+        // A new admission adds exactly one event to rows.events; a replay adds none.
+        return { status: 'fulfilled', value: { result, event: result.replayed ? undefined : rows.events.length - 1 } };
+      } catch (reason) {
+        return { status: 'rejected', reason };
+      }
+    });
+    const hits = services.rateLimiter.drainRecorded();
+    return {
+      value: { rows, decided },
+      rate: windows.map((w) => ({ ...w, hits: hits.get(w.scope) ?? 0 })),
+      usage: [...state.quota.charges].map(([scope, recipients]) => ({ scope, recipients, cap: state.quota.caps.get(scope) ?? null })),
+    };
   });
-  const stored = await rows.write(tx);
-  // The counters last: on PostgreSQL their rows are held only from this statement to COMMIT.
-  const hits = services.rateLimiter.drainRecorded();
+  const { rows, decided } = taken.value;
   try {
-    await chargeCounters(
-      tx,
-      month,
-      nowMs,
-      state.windows.map((w) => ({ ...w, hits: hits.get(w.scope) ?? 0 })),
-      [...state.quota.charges].map(([scope, recipients]) => ({ scope, recipients, cap: state.quota.caps.get(scope) ?? null })),
+    const stored = await rows.write(tx);
+    await taken.confirm(tx);
+    return decided.map((d) =>
+      d.status === 'rejected'
+        ? d
+        : { status: 'fulfilled', value: { result: d.value.result, events: d.value.event === undefined ? [] : [stored[d.value.event]!] } },
     );
   } catch (error) {
-    if (isCountersContended(error)) for (const item of items) contended.add(item);
+    taken.giveBack();
     throw error;
   }
-  return decided.map((d) =>
-    d.status === 'rejected'
-      ? d
-      : { status: 'fulfilled', value: { result: d.value.result, events: d.value.event === undefined ? [] : [stored[d.value.event]!] } },
-  );
 }
 
 /** Checks 6 to 12 for one request, against the batch's state; records what an admission writes. */

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import addressparser from 'nodemailer/lib/addressparser';
 import type { ErrorDetail } from '../errors.js';
-import { decodeEncodedWords, headerValue, parseHeaders } from '../mail/headers.js';
+import { decodeEncodedWords, parseHeaders } from '../mail/headers.js';
 import { parseMailbox, type Mailbox } from '../mail/mailbox.js';
 import { subjectProblems, type SendRequest } from './send-request.js';
 
@@ -63,14 +63,17 @@ function readFrom(headers: Headers, details: ErrorDetail[]): Mailbox | undefined
 
 /** Reads the fields admission decides on; `details` for every rule the message breaks. */
 export function readSubmission(message: SubmittedMessage): { ok: true; value: ReadSubmission } | { ok: false; details: ErrorDetail[] } {
-  const headers = parseHeaders(message.raw);
-  const undecoded = parseHeaders(message.raw, false); // for the address fields
+  // One reading of the header block, undecoded (address fields are parsed before their names are
+  // decoded); the few other values admission reads are decoded on their own.
+  const undecoded = parseHeaders(message.raw, false);
+  const decoded = (name: string) => all(undecoded, name).map(decodeEncodedWords);
   const details: ErrorDetail[] = [];
   const from = readFrom(undecoded, details);
 
-  const subject = headerValue(headers, 'subject') ?? '';
+  const subjects = decoded('subject');
+  const subject = subjects[0] ?? '';
   for (const problem of subjectProblems(subject)) details.push({ field: 'subject', message: problem });
-  if (all(headers, 'subject').length > 1) details.push({ field: 'subject', message: 'the message must have one Subject header' });
+  if (subjects.length > 1) details.push({ field: 'subject', message: 'the message must have one Subject header' });
 
   const named = (name: string) => new Map(headerMailboxes(all(undecoded, name)).map((m) => [m.address.toLowerCase(), m.name]));
   const toHeader = named('to');
@@ -92,7 +95,7 @@ export function readSubmission(message: SubmittedMessage): { ok: true; value: Re
     if (typeof parsed !== 'string') request.replyTo = parsed;
   }
 
-  const keys = all(headers, 'idempotency-key');
+  const keys = decoded('idempotency-key');
   if (keys.length > 1) details.push({ field: 'Idempotency-Key', message: 'the message must have at most one Idempotency-Key header' });
   if (details.length > 0 || !from) return { ok: false, details };
   return { ok: true, value: { request, idempotencyKey: keys[0]?.trim() } };

@@ -1,7 +1,6 @@
-// Fills the inbox (storage/inbox.ts) from the captured mail the sink could not index itself: the
-// sink parses each message on a worker thread and stores its entry in the capture's own commit;
-// when it cannot (no parse), it announces the capture ('message.captured' on the bus, not indexed),
-// and the indexer parses it, writes the entries of everything waiting in one group commit, then announces them
+// Fills the inbox (storage/inbox.ts) from captured mail: the sink announces each capture after its
+// commit ('message.captured' on the bus), and the indexer parses it once, off the sink's hot path,
+// writes the entries of everything waiting in one group commit, then announces them
 // ('inbox.captured') to the open dashboards. At start it catches up on any message it missed, and
 // reads the search terms (tags, Message-ID) of entries written before migration 0016.
 import type { RelayServices } from '../services.js';
@@ -11,17 +10,22 @@ import {
   insertInboxEntries,
   saveSearchTerms,
   unindexedMessages,
+  type EntrySearchTerms,
   type InboxEntry,
   type NewInboxEntry,
 } from '../storage/inbox.js';
 import { offload } from '../threads/work.js';
-import { newInboxEntry } from './read-message.js';
-import { entryTerms } from './search-terms.js';
+import { searchTermsOf } from './search-terms.js';
 
 const CATCH_UP_BATCH = 500;
 /** Entries per backfill transaction (each reads up to 64 KiB of its raw message). */
 const BACKFILL_BATCH = 200;
 
+/** The `tag:` and `message-id:` terms of a raw message (or its start) and its email's tags. */
+function entryTerms(head: Buffer, tagsJson: string | null): EntrySearchTerms {
+  const terms = searchTermsOf(head, tagsJson === null ? null : (JSON.parse(tagsJson) as Record<string, string>));
+  return { message_id_term: terms.messageId, tag_terms: terms.tags };
+}
 
 export interface InboxIndexer {
   /** Resolves once everything announced so far is indexed (tests, bench). */
@@ -40,7 +44,16 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
     if (!row) return undefined;
     // Parsed on a worker thread (relay/threads/), here when none can.
     const summary = await offload(log, 'inboxSummary', { raw: row.raw, envelope: { from: row.envelope_from, to: JSON.parse(row.envelope_to_json) as string[] } });
-    return newInboxEntry({ ...row, id }, summary);
+    return {
+      seq: row.seq,
+      id,
+      ...summary,
+      ...entryTerms(row.raw, row.tags_json),
+      size: row.raw.length,
+      email_id: row.email_id,
+      project_id: row.project_id,
+      received_at: row.received_at,
+    };
   }
 
   async function indexWaiting(): Promise<void> {
@@ -72,8 +85,7 @@ export function startInboxIndexer(services: RelayServices): InboxIndexer {
       });
   }
 
-  const onCaptured = (id: string, indexed: boolean) => {
-    if (indexed) return; // the sink stored its entry with it
+  const onCaptured = (id: string) => {
     waiting.add(id);
     schedule();
   };

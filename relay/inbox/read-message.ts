@@ -2,8 +2,7 @@
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import type { CapturedMessage } from 'raven-email-sdk';
 import { storableText } from '../domain/storable-text.js';
-import type { InboxEntry, NewInboxEntry } from '../storage/inbox.js';
-import { entryTerms } from './search-terms.js';
+import type { InboxEntry } from '../storage/inbox.js';
 
 /** What every parse of captured mail skips: the conversions between text and HTML, and link detection. */
 export const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true } as const;
@@ -35,31 +34,6 @@ export function summarize(parsed: ParsedMail, envelope: { from: string; to: stri
     subject: storableText(parsed.subject ?? ''),
     snippet: storableText(text.replace(/\s+/g, ' ').trim().slice(0, SNIPPET_CHARS)),
     attachments: parsed.attachments.length,
-  };
-}
-
-/** What an inbox entry takes from its captured message's row (and its email's tags). */
-export interface CapturedForEntry {
-  seq: number;
-  id: string;
-  raw: Buffer;
-  email_id: string | null;
-  project_id: string | null;
-  received_at: string;
-  tags_json: string | null;
-}
-
-/** The inbox entry of a captured message, from its row and its summary (the sink and the indexer make it alike). */
-export function newInboxEntry(row: CapturedForEntry, summary: MessageSummary): NewInboxEntry {
-  return {
-    seq: row.seq,
-    id: row.id,
-    ...summary,
-    ...entryTerms(row.raw, row.tags_json),
-    size: row.raw.length,
-    email_id: row.email_id,
-    project_id: row.project_id,
-    received_at: row.received_at,
   };
 }
 

@@ -11,7 +11,6 @@
 // exactly, typed with or without the brackets.
 import { storableText } from '../domain/storable-text.js';
 import { headerValue, parseHeaders } from '../mail/headers.js';
-import type { EntrySearchTerms } from '../storage/inbox.js';
 
 /** At most this many tags per message are indexed (the API allows 20; the rest from X-Tags). */
 export const MAX_TAGS_PER_MESSAGE = 50;
@@ -81,10 +80,4 @@ export function searchTermsOf(headerBlock: Buffer, emailTags: Record<string, str
     for (const item of value.split(',')) add(...splitTag(item));
   }
   return { messageId: messageId.length > MAX_MESSAGE_ID_CHARS ? '' : messageId, tags: [...tags] };
-}
-
-/** The `tag:` and `message-id:` terms of a raw message (or its start) and its email's tags, as an inbox entry stores them. */
-export function entryTerms(head: Buffer, tagsJson: string | null): EntrySearchTerms {
-  const terms = searchTermsOf(head, tagsJson === null ? null : (JSON.parse(tagsJson) as Record<string, string>));
-  return { message_id_term: terms.messageId, tag_terms: terms.tags };
 }

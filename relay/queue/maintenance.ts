@@ -8,6 +8,7 @@ import { announceEvents } from '../bus.js';
 import type { RelayServices } from '../services.js';
 import { deletePendingComplaintsBefore, eraseBodiesTerminalBefore } from '../storage/emails.js';
 import { interruptedJobs, releaseJobs } from '../storage/jobs.js';
+import { refundAbandoned } from '../storage/counters.js';
 import { deleteAttemptsTerminalBefore } from '../storage/delivery-attempts.js';
 import { deleteSinkAttemptsBefore } from '../storage/sink-attempts.js';
 import { eraseAnswersTerminalBefore } from '../storage/webhooks.js';
@@ -24,6 +25,8 @@ const MAINTENANCE_INTERVAL_MS = 60_000;
 export async function recoverInterruptedJobs(services: RelayServices): Promise<number> {
   const now = services.clock.iso();
   const { count, events } = await services.db.write(async (tx) => {
+    // Admission batches of a relay that died after taking their counters give them back.
+    await refundAbandoned(tx, Date.now());
     const jobs = await interruptedJobs(tx, new Date().toISOString());
     if (jobs.length === 0) return { count: 0, events: [] };
     const settled = await settleMaybeSent(tx, jobs.map((j) => j.email_id), 'dispatch_interrupted', now);

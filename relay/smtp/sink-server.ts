@@ -22,9 +22,6 @@ import { simulatedOutcome } from '../mail/simulated.js';
 import { emailIdFromEnvelopeSender } from '../mail/verp.js';
 import type { RelayServices } from '../services.js';
 import { insertCapturedMessages, type NewCapturedMessage } from '../storage/captured.js';
-import { insertInboxEntries, type InboxEntry, type NewInboxEntry } from '../storage/inbox.js';
-import { newInboxEntry, type MessageSummary } from '../inbox/read-message.js';
-import { offload } from '../threads/work.js';
 import type { WriteBatch } from '../storage/db.js';
 import { countSinkAttempt } from '../storage/sink-attempts.js';
 import { headerValue, parseHeaders } from '../mail/headers.js';
@@ -50,12 +47,6 @@ export interface SmtpSinkOptions {
   socketTimeoutMs?: number;
   /** With a certificate the listener offers STARTTLS (or speaks implicit TLS); without, plain SMTP. */
   tls?: ListenerTls;
-}
-
-/** A message to store, and its inbox summary when the worker thread could parse it. */
-interface Capture {
-  message: NewCapturedMessage;
-  summary: MessageSummary | undefined;
 }
 
 function smtpError(responseCode: number, message: string): Error & { responseCode: number } {
@@ -88,31 +79,15 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
   // Development (the sink provider) captures any mail; a production listener is only the report MX.
   const capturesMail = services.config.delivery.provider === 'sink';
   // The messages that arrive while a commit is in flight are stored in one unit of the next group,
-  // with the inbox entries of those parsed, in a transaction ahead of the relay's other writes
-  // (like admissions: a client waits for each 250).
-  const captures: WriteBatch<Capture, InboxEntry | undefined> = {
+  // in a transaction ahead of the relay's other writes (like admissions: a client waits for each
+  // 250, while the worker's outcomes and the indexer's entries can wait).
+  const captures: WriteBatch<NewCapturedMessage, void> = {
     ahead: true,
-    run: async (tx, items) => {
-      const stored = await insertCapturedMessages(tx, items.map((c) => c.message));
-      const entries = items.flatMap(({ message, summary }, i): NewInboxEntry[] =>
-        summary
-          ? [newInboxEntry({ ...stored[i]!, id: message.id, raw: message.raw, email_id: message.emailId, received_at: message.receivedAt }, summary)]
-          : [],
-      );
-      const kept = new Map((await insertInboxEntries(tx, entries)).map((e) => [e.id, e]));
-      return items.map((c) => ({ status: 'fulfilled', value: kept.get(c.message.id) }));
+    run: async (tx, messages) => {
+      await insertCapturedMessages(tx, messages);
+      return messages.map(() => ({ status: 'fulfilled', value: undefined }));
     },
   };
-  // The entries of one group commit reach the dashboards as one event, as the indexer's do.
-  let announcing: InboxEntry[] = [];
-  function announceEntry(entry: InboxEntry): void {
-    if (announcing.push(entry) > 1) return;
-    setImmediate(() => {
-      const entries = announcing;
-      announcing = [];
-      services.bus.emit('inbox.captured', entries);
-    });
-  }
 
   /** Counts an attempt; true when it is the first, which the `delayed` simulation defers. */
   async function firstAttempt(key: string, addressLc: string): Promise<boolean> {
@@ -179,17 +154,10 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     const headers = parseHeaders(raw);
     const subject = storableText(headerValue(headers, 'subject'));
     const headerFrom = storableText(headerValue(headers, 'from'));
-    // Parsed for the inbox on a worker thread; one that cannot be parsed is stored all the same
-    // and left to the indexer.
-    const summary = await offload(log, 'inboxSummary', { raw, envelope: { from, to } }).catch((error: unknown) => {
-      log.warn('smtp', 'cannot parse a captured message for the inbox', { message_id: id, error: (error as Error).message });
-      return undefined;
-    });
-    const message: NewCapturedMessage = { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, projectId: keyAuth.sessionKey(session.id)?.projectId ?? null, receivedAt: clock.iso() };
-    const entry = await db.writeBatched(captures, { message, summary });
+    await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, projectId: keyAuth.sessionKey(session.id)?.projectId ?? null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
-    services.bus.emit('message.captured', id, entry !== undefined);
-    if (entry) announceEntry(entry);
+    // The inbox indexer parses it for the dashboard, off this path.
+    services.bus.emit('message.captured', id);
     return { id, emailId };
   }
 

@@ -53,21 +53,12 @@ function summary(row: CapturedRow): CapturedSummary {
   };
 }
 
-/** What a captured message's inbox entry takes from its row: its place, project and email's tags. */
-export interface StoredCapture {
-  seq: number;
-  project_id: string | null;
-  /** The tags of the email it delivers (an email of this relay), else null. */
-  tags_json: string | null;
-}
-
 /** Many messages in a statement per table (a raw body each: the messages' own statements are issued together). */
-export async function insertCapturedMessages(tx: Queryable, messages: readonly NewCapturedMessage[]): Promise<StoredCapture[]> {
+export async function insertCapturedMessages(tx: Queryable, messages: readonly NewCapturedMessage[]): Promise<void> {
   const inserts = messages.map((message) =>
-    tx.get<StoredCapture>(
+    tx.run(
       `INSERT INTO captured_messages (id, envelope_from, header_from, envelope_to_json, subject, size, raw, email_id, received_at, project_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT project_id FROM emails WHERE id = ?)))
-       RETURNING seq, project_id, (SELECT tags_json FROM emails WHERE id = captured_messages.email_id) AS tags_json`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT project_id FROM emails WHERE id = ?)))`,
       [
         message.id,
         message.envelopeFrom,
@@ -84,10 +75,8 @@ export async function insertCapturedMessages(tx: Queryable, messages: readonly N
     ),
   );
   await allStatements(inserts);
-  const stored = await Promise.all(inserts);
   const recipients = messages.flatMap((m) => [...new Set(m.envelopeTo.map((a) => a.toLowerCase()))].map((address) => ({ message_id: m.id, address_lc: address })));
   await insertRows(tx, 'captured_recipients', ['message_id', 'address_lc'], recipients);
-  return stored.map((row) => ({ seq: Number(row!.seq), project_id: row!.project_id, tags_json: row!.tags_json }));
 }
 
 const SUMMARY_COLUMNS = 'm.seq, m.id, m.envelope_from, m.header_from, m.envelope_to_json, m.subject, m.size, m.received_at, m.project_id';

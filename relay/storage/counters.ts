@@ -1,18 +1,23 @@
 // The counters an admission charges: its rate windows (`rate_windows`, PostgreSQL only) and the
-// month's usage (`usage_counters`). The domain decides against what readCounters answers; the
-// charge then either fits what the database holds at that moment or is refused whole.
+// month's usage (`usage_counters`). takeCounters reads them, lets the caller decide against them,
+// and charges what it decided.
 //
 // On SQLite one relay owns the file and its single writer runs one admission batch at a time:
-// what the batch read is still true when it charges, the rate windows live in the limiter's
-// memory, and the charge is the plain upsert it always was. On PostgreSQL several relays admit
-// at once and nobody locks a counter while deciding: chargeCounters charges every window and
-// usage counter of the batch in one statement that adds to each only if the result stays within
-// its cap (rows taken in one order, rate windows before usage, so two batches never wait on each
-// other in a circle). The rows are held from that statement to COMMIT and no longer. When a
-// charge does not fit (another relay charged since the batch read), chargeCounters throws
-// CountersContended, a serialization failure: the database layer rolls the batch back and runs it
-// again, and the second run takes the counters first (lockCounters) and decides on what they hold.
-import type { Queryable, Reader } from './db.js';
+// that all happens inside the batch's own transaction, the rate windows living in the limiter's
+// memory and the charge being the plain upsert it always was. On PostgreSQL several relays admit
+// at once. A counter held until the batch's COMMIT would be held through its flush to disk, and
+// every relay admitting for that workspace would queue behind it: so the counters are taken in a
+// short transaction of their own (rows locked in scope order, rate windows before usage, so two
+// never wait on each other in a circle), decided on, charged and committed without waiting for
+// the disk (synchronous_commit off), which releases them at once. What was charged is recorded as
+// a reservation (`counter_reservations`) that the batch's own transaction deletes as it commits
+// durably; since WAL is written in order, that commit makes the charge durable too. A batch that
+// fails gives its recipients back (giveBack); one whose relay died is given back by
+// refundAbandoned after a minute, and a batch that finds its reservation given back already is
+// retried (CountersContended). Rate-window hits are not given back: a failed batch's hits keep
+// counting until they slide out, which errs on the side of refusing.
+import { randomUUID } from 'node:crypto';
+import type { Db, Queryable, Reader } from './db.js';
 import { inValues, insertRows } from './rows.js';
 
 /** Hits of a rate window standing at one time (the latest of those they stand for). */
@@ -160,18 +165,12 @@ async function chargeOnPostgres(tx: Queryable, month: string, atMs: number, rate
   return rows.length === rate.length + usage.length ? stateOf(rows) : undefined;
 }
 
-/**
- * Charges the batch's hits and recipients. On PostgreSQL each charge must still fit what the
- * database holds (another relay may have charged since readCounters); if one does not, nothing
- * is charged and CountersContended is thrown (the unit of work is retried).
- */
-export async function chargeCounters(tx: Queryable, month: string, atMs: number, rate: readonly RateCharge[], usage: readonly UsageCharge[]): Promise<void> {
+/** Charges the counters (PostgreSQL: each only if it still fits; false if one did not). */
+async function charge(tx: Queryable, month: string, atMs: number, rate: readonly RateCharge[], usage: readonly UsageCharge[]): Promise<boolean> {
   const rateCharges = rate.filter((r) => r.hits > 0);
   const usageCharges = usage.filter((u) => u.recipients > 0);
   if (tx.dialect === 'postgres') {
-    if (rateCharges.length + usageCharges.length === 0) return;
-    if (!(await chargeOnPostgres(tx, month, atMs, rateCharges, usageCharges))) throw new CountersContended();
-    return;
+    return rateCharges.length + usageCharges.length === 0 || (await chargeOnPostgres(tx, month, atMs, rateCharges, usageCharges)) !== undefined;
   }
   await insertRows(
     tx,
@@ -180,15 +179,11 @@ export async function chargeCounters(tx: Queryable, month: string, atMs: number,
     usageCharges.map((u) => ({ scope: u.scope, month, used: u.recipients })),
     'ON CONFLICT (scope, month) DO UPDATE SET used = usage_counters.used + excluded.used',
   );
+  return true;
 }
 
-/**
- * Takes the counters until the unit of work ends and reads them: what a batch decides on after
- * its charge was refused, so its second run cannot be refused again. The caller reads its clock
- * after this (no charge can then come with an earlier time). On SQLite: readCounters.
- */
-export async function lockCounters(tx: Queryable, month: string, windows: readonly RateWindowRef[], usageScopes: readonly string[]): Promise<CounterState> {
-  if (tx.dialect !== 'postgres') return readCounters(tx, windows.map((w) => w.scope), usageScopes, month);
+/** Locks the counters until the unit of work ends and reads them (a charge of nothing). */
+async function lockCounters(tx: Queryable, month: string, windows: readonly RateWindowRef[], usageScopes: readonly string[]): Promise<CounterState> {
   const state = await chargeOnPostgres(
     tx,
     month,
@@ -198,4 +193,95 @@ export async function lockCounters(tx: Queryable, month: string, windows: readon
   );
   if (!state) throw new Error('a charge of nothing was refused');
   return state;
+}
+
+/** What the caller decided against the counters: its own result and what to charge. */
+export interface CounterDecision<T> {
+  value: T;
+  rate: RateCharge[];
+  usage: UsageCharge[];
+}
+
+export interface TakenCounters<T> {
+  value: T;
+  /** In the batch's transaction, as its last statement: the charge becomes part of it. */
+  confirm(tx: Queryable): Promise<void>;
+  /** The batch failed: its recipients are given back (best effort; refundAbandoned otherwise). */
+  giveBack(): void;
+}
+
+/**
+ * Reads the counters of these windows and usage scopes, has `decide` decide against them at the
+ * time it is given, and charges what it returns, so that no other admission can charge them in
+ * between. `tx` is the batch's transaction; on PostgreSQL the counters are taken in a short one
+ * of their own (see above) and the batch must call confirm(tx) before it commits.
+ */
+export async function takeCounters<T>(
+  db: Db,
+  tx: Queryable,
+  counters: { windows: readonly RateWindowRef[]; usageScopes: readonly string[]; nowMs: () => number },
+  decide: (state: CounterState, nowMs: number, month: string) => CounterDecision<T>,
+): Promise<TakenCounters<T>> {
+  const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
+  if (tx.dialect !== 'postgres') {
+    const nowMs = counters.nowMs();
+    const month = monthOf(nowMs);
+    const decided = decide(await readCounters(tx, counters.windows.map((w) => w.scope), counters.usageScopes, month), nowMs, month);
+    await charge(tx, month, nowMs, decided.rate, decided.usage);
+    return { value: decided.value, confirm: async () => undefined, giveBack: () => undefined };
+  }
+  const id = randomUUID();
+  let reserved = false;
+  const value = await db.write(async (t) => {
+    // Durable with the batch's COMMIT, which is written after it.
+    await t.run('SET LOCAL synchronous_commit = off');
+    const month = monthOf(counters.nowMs());
+    const state = await lockCounters(t, month, counters.windows, counters.usageScopes);
+    // Read once the counters are held: no other charge can come with a later time before this one.
+    const nowMs = counters.nowMs();
+    if (monthOf(nowMs) !== month) throw new CountersContended(); // the month turned meanwhile: again
+    const decided = decide(state, nowMs, month);
+    if (!(await charge(t, month, nowMs, decided.rate, decided.usage))) throw new Error('a charge of counters held was refused');
+    const usage = decided.usage.filter((u) => u.recipients > 0).map((u) => ({ scope: u.scope, recipients: u.recipients }));
+    reserved = usage.length > 0;
+    if (reserved) {
+      await t.run('INSERT INTO counter_reservations (id, month, usage_json, created_at) VALUES (?, ?, ?, ?)', [id, month, JSON.stringify(usage), new Date().toISOString()]);
+    }
+    return decided.value;
+  });
+  return {
+    value,
+    async confirm(batch) {
+      if (reserved && (await batch.run('DELETE FROM counter_reservations WHERE id = ?', [id])).changes !== 1) throw new CountersContended();
+    },
+    giveBack() {
+      if (reserved) void db.write((t) => refund(t, [id], undefined)).catch(() => undefined);
+    },
+  };
+}
+
+/** Gives back the recipients of these reservations, or of those made before `before` (ISO, real time). */
+async function refund(tx: Queryable, ids: string[] | undefined, before: string | undefined): Promise<number> {
+  const rows = await tx.all<{ n: number }>(
+    `WITH given AS (
+       DELETE FROM counter_reservations WHERE ${ids ? 'id = ANY(?)' : 'created_at < ?'} RETURNING month, usage_json
+     ), back AS (
+       SELECT g.month, e->>'scope' AS scope, SUM(CAST(e->>'recipients' AS integer)) AS n
+         FROM given g, json_array_elements(CAST(g.usage_json AS json)) AS e GROUP BY g.month, e->>'scope'
+     ), updated AS (
+       UPDATE usage_counters u SET used = u.used - b.n FROM back b WHERE u.scope = b.scope AND u.month = b.month RETURNING 1
+     )
+     SELECT COUNT(*) AS n FROM given`,
+    [ids ?? before],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * Gives back what batches charged and never committed (their relay died, or their transaction
+ * failed at COMMIT): reservations older than a minute. Answers how many. Nothing to do on SQLite.
+ */
+export function refundAbandoned(tx: Queryable, realNowMs: number): Promise<number> {
+  if (tx.dialect !== 'postgres') return Promise.resolve(0);
+  return refund(tx, undefined, new Date(realNowMs - 60_000).toISOString());
 }

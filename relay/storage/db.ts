@@ -7,8 +7,9 @@
 // WriteBatch are handed to its run() together, under one savepoint, so a hundred admissions cost a
 // handful of statements rather than a hundred times a dozen (every statement is a trip to the
 // sqlite3 thread pool and back through the event loop); a batch marked `ahead` (admissions) commits
-// in a transaction of its own, before the other writes that queued with it. Both resolve only after COMMIT has returned,
-// so a caller that answers 202 afterwards has its rows on disk.
+// before the other writes that queued with it, and cuts into a transaction of other writes already
+// under way (see GroupCommitWriter.drain). Both resolve only after COMMIT has
+// returned, so a caller that answers 202 afterwards has its rows on disk.
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -53,7 +54,10 @@ export type Reader = Pick<Queryable, 'dialect' | 'get' | 'all'>;
  */
 export interface WriteBatch<I, R> {
   run(tx: Queryable, items: I[]): Promise<Array<PromiseSettledResult<R>>>;
-  /** Commits in a transaction of its own, ahead of the other writes queued with it (admissions). */
+  /**
+   * Commits ahead of the other writes queued with it, and into a transaction of other writes
+   * already under way rather than after it (admissions: a client is waiting for the commit).
+   */
   ahead?: boolean;
 }
 
@@ -150,10 +154,12 @@ class Connection implements Queryable {
 }
 
 type Settle = { resolve: (value: unknown) => void; reject: (reason: unknown) => void };
-type PendingWrite = Settle & ({ fn: (tx: Queryable) => Promise<unknown> } | { batch: WriteBatch<unknown, unknown>; item: unknown });
+type PendingWrite = Settle & { deferred?: boolean } & ({ fn: (tx: Queryable) => Promise<unknown> } | { batch: WriteBatch<unknown, unknown>; item: unknown });
 
 /** What one savepoint covers: a single write, or every item of one batch in the group. */
 interface Unit {
+  /** The pending writes it settles, in arrival order. */
+  readonly writes: PendingWrite[];
   run(tx: Queryable): Promise<void>;
   /** After COMMIT: hand out the results. */
   settle(): void;
@@ -163,6 +169,7 @@ interface Unit {
 function singleUnit(w: Settle & { fn: (tx: Queryable) => Promise<unknown> }): Unit {
   let value: unknown;
   return {
+    writes: [w],
     run: async (tx) => {
       value = await w.fn(tx);
     },
@@ -171,9 +178,12 @@ function singleUnit(w: Settle & { fn: (tx: Queryable) => Promise<unknown> }): Un
   };
 }
 
-function batchUnit(batch: WriteBatch<unknown, unknown>, members: Array<Settle & { item: unknown }>): Unit {
+type BatchedWrite = Extract<PendingWrite, { batch: unknown }>;
+
+function batchUnit(batch: WriteBatch<unknown, unknown>, members: BatchedWrite[]): Unit {
   let outcomes: Array<PromiseSettledResult<unknown>> = [];
   return {
+    writes: members,
     run: async (tx) => {
       outcomes = await batch.run(tx, members.map((m) => m.item));
     },
@@ -190,7 +200,7 @@ function batchUnit(batch: WriteBatch<unknown, unknown>, members: Array<Settle & 
 /** Single writes in arrival order; a batch at the place of its first item. */
 function unitsOf(group: PendingWrite[]): Unit[] {
   const units: Unit[] = [];
-  const batches = new Map<WriteBatch<unknown, unknown>, Array<Settle & { item: unknown }>>();
+  const batches = new Map<WriteBatch<unknown, unknown>, BatchedWrite[]>();
   for (const w of group) {
     if ('fn' in w) {
       units.push(singleUnit(w));
@@ -206,6 +216,8 @@ function unitsOf(group: PendingWrite[]): Unit[] {
   }
   return units;
 }
+
+const isAhead = (w: PendingWrite): boolean => 'batch' in w && w.batch.ahead === true;
 
 class GroupCommitWriter {
   private queue: PendingWrite[] = [];
@@ -230,18 +242,34 @@ class GroupCommitWriter {
     });
   }
 
+  /** Takes the writes of `ahead` batches out of the queue (admissions whose clients wait). */
+  private takeAhead(): PendingWrite[] {
+    const waiting = this.queue.filter(isAhead);
+    if (waiting.length > 0) this.queue = this.queue.filter((w) => !isAhead(w));
+    return waiting;
+  }
+
+  // Batches marked `ahead` (admissions) commit before the other writes that queued with them: a
+  // client waiting on an admission then waits for its batch's few statements, not also for the
+  // delivery worker's. Admissions that arrive while the other writes' transaction is under way
+  // cut into it at the next unit boundary and it commits right after them; the units it had not
+  // reached go back to the head of the queue, and are not cut in front of again (so a burst of
+  // admissions delays another write by one transaction at most). A client then waits for at most
+  // one unit of other writes, and its admission shares their COMMIT (one fsync) instead of
+  // following it with one of its own. A few SMTP sessions, each waiting for its own commit before
+  // sending the next message, otherwise wait for a whole transaction of delivery writes a round.
   private async drain(): Promise<void> {
     this.running = true;
     try {
       while (this.queue.length > 0) {
         const group = this.queue.splice(0, MAX_GROUP);
-        // Batches marked `ahead` (admissions) commit on their own, before the other writes that
-        // queued with them: a client waiting on an admission then waits for its batch's few
-        // statements, not also for the delivery worker's. Two fsyncs a round instead of one.
-        const ahead = (w: PendingWrite) => 'batch' in w && w.batch.ahead === true;
-        for (const part of [group.filter(ahead), group.filter((w) => !ahead(w))]) {
-          if (part.length > 0) await this.commitGroup(unitsOf(part));
-        }
+        const first = group.filter(isAhead);
+        if (first.length > 0) await this.commitGroup(unitsOf(first));
+        const rest = group.filter((w) => !isAhead(w));
+        if (rest.length === 0) continue;
+        const unreached = (await this.commitGroup(unitsOf(rest), () => this.takeAhead())).flatMap((u) => u.writes);
+        for (const w of unreached) w.deferred = true;
+        this.queue.unshift(...unreached);
       }
     } finally {
       this.running = false;
@@ -251,19 +279,28 @@ class GroupCommitWriter {
   // The savepoint bookkeeping rides in the same exec as its neighbour where it can (each exec is
   // one trip to the thread pool): BEGIN with the first SAVEPOINT, each RELEASE with the next
   // SAVEPOINT; a failed unit's ROLLBACK TO leaves its savepoint in place for the next unit, and
-  // COMMIT ends the last one.
-  private async commitGroup(units: Unit[]): Promise<void> {
+  // COMMIT ends the last one. `cutIn`, when given, is asked between units (before any that holds a
+  // write deferred once already) for writes that may not wait for the rest: they run next, the
+  // transaction commits after them, and the units not reached are returned (to be queued again).
+  private async commitGroup(units: Unit[], cutIn?: () => PendingWrite[]): Promise<Unit[]> {
+    let unreached: Unit[] = [];
     try {
       await this.conn.exec('BEGIN IMMEDIATE; SAVEPOINT w');
     } catch (error) {
       await this.conn.exec('ROLLBACK').catch(() => undefined); // in case BEGIN got through
       for (const u of units) u.fail(new StorageUnavailableError(error));
-      return;
+      return unreached;
     }
     const failures = new Map<Unit, unknown>();
     let clean = true; // whether savepoint w starts where the current state is
     try {
-      for (const unit of units) {
+      for (let i = 0; i < units.length; i++) {
+        const waiting = i > 0 && cutIn && !units[i]!.writes.some((w) => w.deferred) ? cutIn() : [];
+        if (waiting.length > 0) {
+          unreached = units.splice(i, units.length - i, ...unitsOf(waiting));
+          cutIn = undefined;
+        }
+        const unit = units[i]!;
         if (!clean) await this.conn.exec('RELEASE w; SAVEPOINT w');
         try {
           await unit.run(this.conn);
@@ -283,12 +320,13 @@ class GroupCommitWriter {
       // COMMIT (or a savepoint) failed: nothing of this group is durable.
       await this.conn.exec('ROLLBACK').catch(() => undefined);
       for (const u of units) u.fail(new StorageUnavailableError(error));
-      return;
+      return unreached;
     }
     for (const u of units) {
       if (failures.has(u)) u.fail(failures.get(u));
       else u.settle();
     }
+    return unreached;
   }
 
   async close(): Promise<void> {

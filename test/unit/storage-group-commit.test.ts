@@ -1,0 +1,112 @@
+// The SQLite writer's group commit on a real file: a write batch marked `ahead` (admissions, whose
+// clients wait for the commit) that arrives while a transaction of other writes is under way cuts
+// into it at the next unit boundary; the transaction commits right after it, and the other writes
+// it had not reached commit afterwards, in their order, without being cut in front of again. A
+// failure of the cut-in batch stays its own.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { openDatabase, type Db, type Queryable, type WriteBatch } from '../../relay/storage/db.js';
+
+let dir: string;
+let db: Db;
+
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'raven-group-commit-'));
+  db = await openDatabase(path.join(dir, 'raven.sqlite'));
+  await db.write(async (tx) => {
+    await tx.run('CREATE TABLE log (seq INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT NOT NULL UNIQUE)');
+  });
+});
+
+after(async () => {
+  await db.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const logged = async () => (await db.all<{ what: string }>('SELECT what FROM log ORDER BY seq')).map((r) => r.what);
+
+/** A batch that logs each item, in one statement per item; an item named 'dup:*' is logged twice (a UNIQUE violation). */
+function loggingBatch(ahead: boolean): WriteBatch<string, string> {
+  return {
+    ahead,
+    async run(tx: Queryable, items: string[]) {
+      for (const what of items) await tx.run('INSERT INTO log (what) VALUES (?)', [what]);
+      if (items.some((w) => w.startsWith('dup:'))) await tx.run('INSERT INTO log (what) VALUES (?)', [items.find((w) => w.startsWith('dup:'))]);
+      return items.map((value) => ({ status: 'fulfilled' as const, value }));
+    },
+  };
+}
+
+/** A write that holds the writer inside its transaction until released. */
+function heldWrite(what: string) {
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const done = db.write(async (tx) => {
+    await tx.run('INSERT INTO log (what) VALUES (?)', [what]);
+    entered();
+    await new Promise<void>((resolve) => (release = resolve));
+  });
+  return { inside, release: () => release(), done };
+}
+
+test('an ahead batch cuts into the transaction of other writes under way and commits before the writes it had not reached', async () => {
+  const admissions = loggingBatch(true);
+  const holder = heldWrite('held');
+  await holder.inside;
+  // Queued behind the held write: one transaction of other writes, the held one's successor group.
+  const first = heldWrite('other-1');
+  const second = db.write((tx) => tx.run("INSERT INTO log (what) VALUES ('other-2')"));
+  holder.release();
+  await holder.done;
+  await first.inside; // the transaction of other writes is under way, inside its first unit
+  const admitted = db.writeBatched(admissions, 'admitted');
+  let secondDone = false;
+  void second.then(() => (secondDone = true));
+  first.release();
+  assert.equal(await admitted, 'admitted');
+  assert.equal(secondDone, false, 'the admission committed before the other write it cut in front of ran');
+  await Promise.all([first.done, second]);
+  assert.deepEqual((await logged()).slice(-4), ['held', 'other-1', 'admitted', 'other-2']);
+});
+
+test('a cut-in batch that fails rolls back alone; the unit before it and the writes not reached still commit', async () => {
+  const admissions = loggingBatch(true);
+  const holder = heldWrite('held-2');
+  await holder.inside;
+  const first = heldWrite('before-cut');
+  const later = db.write((tx) => tx.run("INSERT INTO log (what) VALUES ('after-cut')"));
+  holder.release();
+  await holder.done;
+  await first.inside;
+  const failing = db.writeBatched(admissions, 'dup:cut');
+  first.release();
+  await assert.rejects(failing, /UNIQUE/);
+  await Promise.all([first.done, later]);
+  const all = await logged();
+  assert.deepEqual(all.slice(-3), ['held-2', 'before-cut', 'after-cut']);
+  assert.ok(!all.includes('dup:cut'), 'the failed batch left no row');
+});
+
+test('writes an admission was cut in front of once are not cut in front of again', async () => {
+  const admissions = loggingBatch(true);
+  const holder = heldWrite('h');
+  await holder.inside;
+  const first = heldWrite('o1');
+  const second = heldWrite('o2');
+  const third = db.write((tx) => tx.run("INSERT INTO log (what) VALUES ('o3')"));
+  holder.release();
+  await holder.done;
+  await first.inside;
+  const a1 = db.writeBatched(admissions, 'a1');
+  first.release();
+  await a1; // cut in after o1: o2 and o3 deferred
+  await second.inside; // the next transaction starts with the deferred writes
+  const a2 = db.writeBatched(admissions, 'a2');
+  second.release();
+  await Promise.all([a2, second.done, third]);
+  assert.deepEqual((await logged()).slice(-6), ['h', 'o1', 'a1', 'o2', 'o3', 'a2']);
+});
