@@ -99,6 +99,11 @@ export class ThreadPool<T extends TaskTable> {
     private readonly size = defaultPoolSize(),
   ) {}
 
+  /** The file its threads run: another pool may serve the same task table. */
+  get entryFile(): string {
+    return this.entry;
+  }
+
   /** Runs the task on the least busy thread. */
   run<K extends keyof T & string>(task: K, input: TaskInput<T, K>): Promise<TaskOutput<T, K>> {
     const thread = this.pick();

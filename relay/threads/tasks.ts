@@ -4,6 +4,7 @@
 // back as Buffers first.
 import { signedOutboundMessage, type OutboundJob } from '../delivery/outbound.js';
 import type { OutboundMessage } from '../delivery/provider.js';
+import { checkContent, type ContentChecks } from '../inbox/checks/content.js';
 import { parseMessage, summarize, type MessageSummary } from '../inbox/read-message.js';
 import { asBuffer, type TaskTable } from './pool.js';
 
@@ -21,6 +22,8 @@ export const tasks = {
   },
   /** mailparser's parse of a captured message, summarised for its inbox entry. */
   inboxSummary: async (job: SummaryJob): Promise<MessageSummary> => summarize(await parseMessage(asBuffer(job.raw)), job.envelope),
+  /** The checks of a captured message that read only its bytes: headers, HTML compatibility, its URLs. */
+  contentChecks: (job: { raw: Uint8Array }): Promise<ContentChecks> => checkContent(asBuffer(job.raw)),
 } satisfies TaskTable;
 
 export type RelayTasks = typeof tasks;

@@ -31,3 +31,11 @@ export function offloadTo<T extends TaskTable>(pool: ThreadPool<T>, table: T): O
 }
 
 export const offload: Offload<RelayTasks> = offloadTo(workerThreads, tasks);
+
+/**
+ * The checks of captured mail (relay/inbox/checks/) run on a thread of their own: the sink parses
+ * every capture on workerThreads before its 250, and a check (a hundred milliseconds of caniemail's
+ * data on a large template) must never queue ahead of it.
+ */
+export const checksThread = new ThreadPool<RelayTasks>(workerThreads.entryFile, 1);
+export const offloadCheck: Offload<RelayTasks> = offloadTo(checksThread, tasks);
