@@ -117,6 +117,9 @@ test('a malformed DKIM-Signature header is reported, never a 5xx', async () => {
   assert.equal(dkim.length, 1);
   assert.notEqual(dkim[0].result, 'pass');
   assert.ok(dkim[0].reason, 'says why');
+  // A broken signature fails the badge, with the reason first.
+  assert.equal(checks.body.summary.verdict, 'fail');
+  assert.match(checks.body.summary.reasons[0], /^DKIM permerror for an unnamed domain: malformed DKIM-Signature: no /);
   // Mail the relay did not deliver: no client address, so SPF cannot pass.
   assert.notEqual(checks.body.authentication.spf.result, 'pass');
 });
