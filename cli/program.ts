@@ -74,6 +74,7 @@ export const LEAVES: Leaf[] = [
   { path: ['relay', 'webhooks', 'recover'], summary: 'Send the failed deliveries of an endpoint since a time again (shows the count, asks first)', load: () => import('./commands/relay/webhooks/recover.js') },
   { path: ['relay', 'webhooks', 'deliveries'], summary: 'Show the delivery attempts of an endpoint', load: () => import('./commands/relay/webhooks/deliveries.js') },
   { path: ['relay', 'usage'], summary: 'Show the monthly usage of a workspace', load: () => import('./commands/relay/usage.js') },
+  { path: ['relay', 'reputation'], summary: 'Show the bounce and complaint rates of a workspace over 1, 7 and 30 days', load: () => import('./commands/relay/reputation.js') },
   { path: ['relay', 'messages', 'list'], summary: 'List captured messages', load: () => import('./commands/relay/messages/list.js') },
   { path: ['relay', 'messages', 'wait'], summary: 'Wait for a captured message; print it, its first link or its code', load: () => import('./commands/relay/messages/wait.js') },
   { path: ['relay', 'messages', 'get'], summary: 'Show a captured message (headers, text, html)', load: () => import('./commands/relay/messages/get.js') },

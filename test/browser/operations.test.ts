@@ -3,7 +3,8 @@
 // Delivery insight and webhook operations in the dashboard (issue 25), in Chromium, each checked
 // against the admin API: the email page's timeline of attempts (TLS version and certificate over a
 // real STARTTLS upstream; Retry now), recover with the count in its confirmation after a receiver
-// outage, each webhook attempt's status, time and answer, disable and enable an endpoint, pause and
+// outage, each webhook attempt's status, time and answer, disable and enable an endpoint, rotate its
+// signing secret (the new one shown once; both signatures on the next request), pause and
 // resume a project's delivery, and reputation on the usage page.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream.j
 import { makeSelfSignedCert } from '../helpers/tls-cert.js';
 import { advanceClock, createEndpoint, deliveries, startReceiver, waitForAttempts, type Receiver } from '../helpers/webhooks.js';
 import { WEBHOOK_RETRY_DELAYS_SECONDS } from '../../relay/webhooks/schedule.js';
+import { computeSignature } from '../../sdk/webhooks.js';
 
 const OUTAGE = '<h1>503 down for maintenance</h1>';
 
@@ -98,6 +100,52 @@ describe('webhook operations, delivery control and reputation (sink, test clock)
     await card.locator('.badge-disabled').waitFor({ state: 'detached' });
     assert.equal(await enabledOf(), true);
     await context.close();
+  });
+
+  it("rotates an endpoint's signing secret: the overlap asked, a 422 shown, the new secret once, then both v1= entries", async () => {
+    const own = await startReceiver();
+    try {
+      const hook = await createEndpoint(env.t, own.url, ['email.queued']);
+      const { context, page } = await newPage(env.b);
+      await signIn(page, env.t);
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      const card = page.locator(`[data-webhook="${hook.id}"]`);
+      const dialog = page.getByRole('dialog');
+      const rotate = async (hours: string) => {
+        await card.getByRole('button', { name: 'Rotate secret' }).click();
+        assert.equal(await dialog.getByRole('heading').innerText(), 'Rotate the signing secret?');
+        assert.equal(await dialog.getByLabel('Overlap in hours').inputValue(), '24');
+        await dialog.getByLabel('Overlap in hours').fill(hours);
+        await dialog.getByRole('button', { name: 'Rotate secret' }).click();
+      };
+
+      // Past 7 days: the relay's 422, as it says it.
+      await rotate('169');
+      assert.equal(await page.getByRole('alert').innerText(), 'Validation failed: overlap_seconds: must be a whole number of seconds from 0 to 604800.');
+
+      await rotate('2');
+      assert.equal(await dialog.getByRole('heading').innerText(), 'The new signing secret');
+      const newSecret = await dialog.getByTestId('secret').innerText();
+      assert.match(newSecret, /^whsec_/);
+      assert.notEqual(newSecret, hook.secret);
+      assert.equal(await dialog.getByRole('button', { name: 'Copy' }).count(), 1);
+      assert.match(await dialog.getByTestId('overlap-note').innerText(), /^Until about .+ \(2 hours from now\) every request is signed with both secrets/);
+      await screenshot(page, 'webhook-rotated');
+      await dialog.getByRole('button', { name: 'Done' }).click();
+      assert.equal(await dialog.count(), 0);
+      await context.close();
+
+      // A real request afterwards: signed with the new secret, then the old one.
+      assert.equal((await env.t.send({ subject: 'After the rotation' })).status, 202);
+      const [request] = await own.waitForCount(1);
+      const ts = String(request!.headers['service-timestamp']);
+      assert.deepEqual(String(request!.headers['service-signature']).split(','), [
+        `v1=${computeSignature(request!.raw, newSecret, ts)}`,
+        `v1=${computeSignature(request!.raw, hook.secret, ts)}`,
+      ]);
+    } finally {
+      await own.close();
+    }
   });
 
   it("pauses and resumes a project's delivery from the projects table", async () => {

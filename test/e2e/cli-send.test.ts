@@ -235,6 +235,38 @@ describe('ravenctl relay (admin)', () => {
     assert.equal(removed.code, 0, removed.stderr);
   });
 
+  test('reputation: a bounce through the local relay counts in every window; --json is the API document', async () => {
+    const reputation = async () => json(await ravenctl(['relay', 'reputation', '--workspace', relay.workspaceId, '--json']));
+    const dayOf = (doc: any) => doc.windows.find((w: { days: number }) => w.days === 1);
+    const before = await reputation();
+    // A tag of its own: bounced@ itself is suppressed by an earlier test's bounce.
+    const bounced = await ravenctl([...sendArgs('bounced+reputation'), '--wait', '--json']);
+    assert.equal(bounced.code, 1, bounced.stderr); // --wait exits 1 on a bounce
+    assert.equal(json(bounced).status, 'bounced');
+    const after = await reputation();
+    assert.deepEqual(after, (await relay.admin('GET', `/admin/v1/workspaces/${relay.workspaceId}/reputation`)).body);
+    assert.deepEqual(after.windows.map((w: { days: number }) => w.days), [1, 7, 30]);
+    for (const [i, w] of after.windows.entries()) {
+      assert.equal(w.bounced, before.windows[i].bounced + 1, JSON.stringify(w));
+      assert.equal(w.sent, before.windows[i].sent + 1, JSON.stringify(w));
+      assert.equal(w.bounce_rate, w.bounced / w.sent);
+    }
+    const day = dayOf(after);
+    assert.equal(day.bounce_level, day.bounce_rate >= 0.1 ? 'at_risk' : day.bounce_rate >= 0.05 ? 'review' : 'ok');
+
+    const human = await ravenctl(['relay', 'reputation', '--workspace', relay.workspaceId, '--no-json']);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /^SCOPE\s+WINDOW\s+SENT\s+BOUNCED\s+BOUNCE LEVEL\s+COMPLAINED\s+COMPLAINT LEVEL$/m);
+    const pct = (day.bounce_rate * 100).toFixed(day.bounce_rate < 0.01 ? 2 : 1);
+    const level = day.bounce_level.replace('_', ' ');
+    assert.match(human.stdout, new RegExp(`^workspace\\s+1 day\\s+${day.sent}\\s+${day.bounced} \\(${pct.replace('.', '\\.')}%\\)\\s+${level}\\s+0 \\(0\\.0%\\)\\s+ok$`, 'm'));
+    assert.match(human.stdout, /^workspace\s+30 days\s/m);
+
+    const unknown = await ravenctl(['relay', 'reputation', '--workspace', 'ws_unknown', '--json']);
+    assert.equal(unknown.code, 1);
+    assert.equal(jsonError(unknown).status, 404);
+  });
+
   test('a wrong admin token exits 1 with the API code and status', async () => {
     const r = await ravenctl(['relay', 'workspaces', 'list', '--admin-token', 'wrong', '--json']);
     assert.equal(r.code, 1);

@@ -142,11 +142,12 @@ export function Modal({ title, onClose, children }: { title: string; onClose: ()
   );
 }
 
-/** A secret shown once, right after it was created, with a copy button. */
-export function SecretOnce({ label, secret, onDone }: { label: string; secret: string; onDone: () => void }) {
+/** A secret shown once, right after it was created, with a copy button (and what else to know, `note`). */
+export function SecretOnce({ label, secret, onDone, note }: { label: string; secret: string; onDone: () => void; note?: ComponentChildren }) {
   return (
     <Modal title={label} onClose={onDone}>
       <p>Copy it now: it is shown only this once and cannot be read back.</p>
+      {note}
       <div class="secret">
         <code data-testid="secret">{secret}</code>
         <CopyButton value={secret} />

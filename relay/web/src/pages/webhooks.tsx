@@ -1,4 +1,5 @@
 // Webhook endpoints of the project: create (secret shown once, events chosen), disable and enable,
+// rotate the signing secret (the overlap chosen in the confirmation, the new secret shown once),
 // and per endpoint every delivery attempt (time, status code, time taken, the start of the answer,
 // error, next attempt) with "resend now", and recover: every failed delivery since a time sent
 // again, after a confirmation that says how many.
@@ -16,6 +17,7 @@ export function WebhooksPage({ tenancy }: { tenancy: Tenancy }) {
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<Schemas['EventType'][]>([]);
   const [secret, setSecret] = useState<string | undefined>(undefined);
+  const [rotated, setRotated] = useState<{ secret: string; overlapHours: number; until: string } | undefined>(undefined);
   const [open, setOpen] = useState<string | undefined>(undefined);
   const { data, error, reload, action, create: createIn } = useProjectCollection<Schemas['WebhookEndpointList']>(project, 'webhooks');
 
@@ -33,6 +35,19 @@ export function WebhooksPage({ tenancy }: { tenancy: Tenancy }) {
   };
   const setEnabled = (endpoint: Schemas['WebhookEndpoint'], enabled: boolean) =>
     action.run(async () => (await api('POST', `/admin/v1/webhooks/${seg(endpoint.id)}/${enabled ? 'enable' : 'disable'}`), reload()));
+  const rotate = async (endpoint: Schemas['WebhookEndpoint']) => {
+    let hours = String(DEFAULT_OVERLAP_HOURS);
+    const ok = await confirmAction('Rotate the signing secret?', <OverlapField url={endpoint.url} onChange={(h) => (hours = h)} />, 'Rotate secret', false);
+    if (!ok) return;
+    const overlapHours = hours.trim() === '' ? NaN : Number(hours);
+    const overlap = Math.round(overlapHours * 3600);
+    await action.run(async () => {
+      // The range is the relay's to judge (its 422 is shown); a field that is no number is sent as typed, for the same answer.
+      const body = { overlap_seconds: Number.isFinite(overlap) ? overlap : hours };
+      const done = await api<Schemas['WebhookSecretRotated']>('POST', `/admin/v1/webhooks/${seg(endpoint.id)}/rotate-secret`, body);
+      setRotated({ secret: done.secret, overlapHours, until: new Date(Date.now() + overlap * 1000).toISOString() });
+    });
+  };
   const toggle = (type: Schemas['EventType']) => setEvents(events.includes(type) ? events.filter((e) => e !== type) : [...events, type]);
 
   return (
@@ -69,6 +84,9 @@ export function WebhooksPage({ tenancy }: { tenancy: Tenancy }) {
               <button type="button" class="small" disabled={action.busy} onClick={() => setEnabled(w, !w.enabled)}>
                 {w.enabled ? 'Disable' : 'Enable'}
               </button>
+              <button type="button" class="small" disabled={action.busy} onClick={() => rotate(w)}>
+                Rotate secret
+              </button>
               <button type="button" class="small danger-outline" onClick={() => remove(w)}>
                 Delete
               </button>
@@ -82,7 +100,54 @@ export function WebhooksPage({ tenancy }: { tenancy: Tenancy }) {
         </div>
       ))}
       {secret ? <SecretOnce label="Your webhook signing secret" secret={secret} onDone={() => setSecret(undefined)} /> : null}
+      {rotated ? (
+        <SecretOnce
+          label="The new signing secret"
+          secret={rotated.secret}
+          onDone={() => setRotated(undefined)}
+          note={
+            <p data-testid="overlap-note">
+              {rotated.overlapHours > 0
+                ? `Until about ${formatDateTime(rotated.until)} (${hours(rotated.overlapHours)} from now) every request is signed with both secrets, so a receiver still holding the old one keeps verifying.`
+                : 'The old secret no longer signs: requests carry the new one only.'}
+            </p>
+          }
+        />
+      ) : null}
     </section>
+  );
+}
+
+const DEFAULT_OVERLAP_HOURS = 24;
+const MAX_OVERLAP_HOURS = 7 * 24;
+const hours = (n: number) => `${n} ${n === 1 ? 'hour' : 'hours'}`;
+
+/** The rotation's confirmation: how long the old secret keeps signing beside the new one. */
+function OverlapField({ url, onChange }: { url: string; onChange: (hours: string) => void }) {
+  const [value, setValue] = useState(String(DEFAULT_OVERLAP_HOURS));
+  return (
+    <div class="stack">
+      <p>
+        {url} gets a new signing secret, shown once. During the overlap each request carries both signatures, so the receiver keeps verifying while you
+        deploy the new secret.
+      </p>
+      <label>
+        Overlap in hours (at most {MAX_OVERLAP_HOURS}, 7 days){' '}
+        <input
+          type="number"
+          min={0}
+          max={MAX_OVERLAP_HOURS}
+          step="any"
+          aria-label="Overlap in hours"
+          value={value}
+          onInput={(e) => {
+            const next = (e.target as HTMLInputElement).value;
+            setValue(next);
+            onChange(next);
+          }}
+        />
+      </label>
+    </div>
   );
 }
 
