@@ -15,7 +15,7 @@ import { settleMaybeSent, type MaybeSentReason } from '../delivery/delivery-unkn
 import type { DeliveryProvider, OutboundMessage } from '../delivery/provider.js';
 import type { DeliveryResult } from '../mail/delivery-result.js';
 import { senderDomain } from '../mail/mailbox.js';
-import { inAdmissionBurst } from '../domain/admission.js';
+import { burstAllowance } from '../domain/admission-load.js';
 import {
   PENDING_STATUSES,
   recordDeliveryResults,
@@ -49,7 +49,8 @@ const POLL_INTERVAL_MS = 1_000;
 // recovered as delivery_unknown at the next start.
 const STOP_TIMEOUT_MS = 10_000;
 
-// Dispatches kept in flight during a burst of admissions (domain/admission.ts).
+// Dispatches kept in flight during a burst of admissions, shared out among the relays in it
+// (domain/admission-load.ts).
 const BURST_CONCURRENCY = 8;
 
 export interface Worker {
@@ -364,7 +365,7 @@ class DeliveryWorker implements Worker {
    * and claims that many at once.
    */
   private room(): number {
-    const limit = inAdmissionBurst(this.services) ? this.inBurst : this.concurrency;
+    const limit = burstAllowance(this.services, this.inBurst) ?? this.concurrency;
     const room = limit - this.inflight.size;
     if (this.stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && this.inflight.size > 0)) return 0;
     return room;
