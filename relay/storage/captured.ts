@@ -1,7 +1,7 @@
 // Mail captured by the SMTP sink: captured_messages + captured_recipients.
 import { deleteCheckSummaries } from './check-summaries.js';
 import type { Db, Queryable, Reader } from './db.js';
-import { inValues, insertRows } from './rows.js';
+import { bySize, inValues, insertRows, MAX_STATEMENT_BYTES } from './rows.js';
 
 export interface CapturedSummary {
   id: string;
@@ -53,39 +53,25 @@ function summary(row: CapturedRow): CapturedSummary {
   };
 }
 
-/** Rows of captured_messages per statement at most; a statement holds at most about this many raw bytes. */
+/** Rows of captured_messages per statement at most. */
 const MAX_ROWS_PER_INSERT = 64;
-const MAX_BYTES_PER_INSERT = 8 * 1024 * 1024;
 
 /**
  * The messages in as few statements as the caps allow (each statement binds its rows' raw bodies,
- * which the driver copies): runs of up to MAX_ROWS_PER_INSERT rows and MAX_BYTES_PER_INSERT bytes
- * (a larger message alone), each run split into power-of-two sizes so a handful of prepared
- * statements serves every group.
+ * which the driver copies): runs of up to MAX_STATEMENT_BYTES (a larger message alone), each split
+ * into power-of-two sizes of at most MAX_ROWS_PER_INSERT, so a handful of prepared statements
+ * serves every group.
  */
 function insertRuns(messages: readonly NewCapturedMessage[]): NewCapturedMessage[][] {
-  const runs: NewCapturedMessage[][] = [];
-  let run: NewCapturedMessage[] = [];
-  let bytes = 0;
-  for (const message of messages) {
-    if (run.length > 0 && (run.length === MAX_ROWS_PER_INSERT || bytes + message.raw.length > MAX_BYTES_PER_INSERT)) {
-      runs.push(run);
-      run = [];
-      bytes = 0;
-    }
-    run.push(message);
-    bytes += message.raw.length;
-  }
-  if (run.length > 0) runs.push(run);
-  return runs.flatMap((r) => {
-    const pieces: NewCapturedMessage[][] = [];
-    for (let at = 0; at < r.length; ) {
-      const size = 2 ** Math.floor(Math.log2(r.length - at));
-      pieces.push(r.slice(at, at + size));
+  const pieces: NewCapturedMessage[][] = [];
+  for (const run of bySize(messages, (m) => m.raw.length, MAX_STATEMENT_BYTES)) {
+    for (let at = 0; at < run.length; ) {
+      const size = Math.min(MAX_ROWS_PER_INSERT, 2 ** Math.floor(Math.log2(run.length - at)));
+      pieces.push(run.slice(at, at + size));
       at += size;
     }
-    return pieces;
-  });
+  }
+  return pieces;
 }
 
 /**
