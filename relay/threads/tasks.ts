@@ -30,6 +30,9 @@ export const tasks = {
   closeProvider: (key: string): Promise<void> => closeThreadProvider(key),
   /** mailparser's parse of a captured message, summarised for its inbox entry. */
   inboxSummary: async (job: SummaryJob): Promise<MessageSummary> => summarize(await parseMessage(asBuffer(job.raw)), job.envelope),
+  /** The same for many messages in one hop (the indexer's chunks): one message each way, not one per message. */
+  inboxSummaries: async (jobs: SummaryJob[]): Promise<MessageSummary[]> =>
+    Promise.all(jobs.map(async (job) => summarize(await parseMessage(asBuffer(job.raw)), job.envelope))),
   /** The checks of a captured message that read only its bytes: headers, HTML compatibility, its URLs. */
   contentChecks: (job: { raw: Uint8Array }): Promise<ContentChecks> => checkContent(asBuffer(job.raw)),
 } satisfies TaskTable;

@@ -43,9 +43,11 @@ describe('worker threads', () => {
     const entries = await inboxEntries('threaded', 5);
     assert.deepEqual(entries.map((e) => e.snippet).sort(), [0, 1, 2, 3, 4].map((i) => `Body ${i} of threaded`));
     const now = workerThreads.stats();
-    // The pool counts what its threads answered: the 5 messages built, signed and sent, the 5 captured parsed.
+    // The pool counts what its threads answered: the 5 messages built, signed and sent, the 5
+    // captured parsed (the indexer hands a batch's messages over in one task, inboxSummaries).
     assert.ok((now.answered.deliverOutbound ?? 0) - (before.answered.deliverOutbound ?? 0) >= 5, JSON.stringify(now));
-    assert.ok((now.answered.inboxSummary ?? 0) - (before.answered.inboxSummary ?? 0) >= 5, JSON.stringify(now));
+    const parses = (stats: typeof now) => (stats.answered.inboxSummaries ?? 0) + (stats.answered.inboxSummary ?? 0);
+    assert.ok(parses(now) - parses(before) >= 1, JSON.stringify(now));
     const detail = await t.admin('GET', `/admin/v1/messages/${(entries[0] as unknown as { id: string }).id}`);
     assert.match(detail.body.headers.find(([name]: [string, string]) => name.toLowerCase() === 'dkim-signature')?.[1] ?? '', /d=/, 'signed on a thread');
   });
