@@ -2,8 +2,8 @@
 // paging, read flags, and deleting captured mail with its entry.
 import type { InboxEntry } from 'raven-email-sdk';
 import { deleteCheckSummaries } from './check-summaries.js';
-import type { Db, Queryable } from './db.js';
-import { insertRows } from './rows.js';
+import type { Db, Queryable, Reader } from './db.js';
+import { inValues, insertRows } from './rows.js';
 
 export type { InboxEntry };
 
@@ -105,28 +105,29 @@ export async function unindexedMessages(db: Pick<Db, 'all'>, limit: number): Pro
   );
 }
 
-/** A captured message as the indexer reads it, with the tags of the email the worker delivered (else null). */
-export async function capturedForIndexing(
-  db: Pick<Db, 'get'>,
-  id: string,
-): Promise<
-  | {
-      seq: number;
-      raw: Buffer;
-      envelope_from: string;
-      envelope_to_json: string;
-      email_id: string | null;
-      project_id: string | null;
-      received_at: string;
-      tags_json: string | null;
-    }
-  | undefined
-> {
-  return db.get(
-    `SELECT m.seq, m.raw, m.envelope_from, m.envelope_to_json, m.email_id, m.project_id, m.received_at, em.tags_json
-       FROM captured_messages m LEFT JOIN emails em ON em.id = m.email_id WHERE m.id = ?`,
-    [id],
+/** A captured message as the indexer reads it (without its raw bytes), with the tags of the email the worker delivered (else null). */
+export interface CapturedForIndexing {
+  seq: number;
+  id: string;
+  size: number;
+  envelope_from: string;
+  envelope_to_json: string;
+  email_id: string | null;
+  project_id: string | null;
+  received_at: string;
+  tags_json: string | null;
+}
+
+/** The messages of `ids` as the indexer reads them (one statement), in capture order; deleted ones are left out. */
+export async function capturedForIndexing(db: Reader, ids: readonly string[]): Promise<CapturedForIndexing[]> {
+  if (ids.length === 0) return [];
+  const within = inValues(db, 'm.id', ids);
+  const rows = await db.all<CapturedForIndexing>(
+    `SELECT m.seq, m.id, m.size, m.envelope_from, m.envelope_to_json, m.email_id, m.project_id, m.received_at, em.tags_json
+       FROM captured_messages m LEFT JOIN emails em ON em.id = m.email_id WHERE ${within.sql} ORDER BY m.seq`,
+    within.params,
   );
+  return rows.map((row) => ({ ...row, seq: Number(row.seq), size: Number(row.size) }));
 }
 
 /** The lower-cased search fields of an entry: from_lc, to_lc, subject_lc, snippet_lc. */
