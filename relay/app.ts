@@ -31,6 +31,7 @@ import { createListenHub } from './webhooks/listen-hub.js';
 import { createInboxLive } from './dashboard/inbox-live.js';
 import { startInboxIndexer } from './inbox/indexer.js';
 import { startCheckSummaries } from './inbox/checks/summaries.js';
+import { CaptureActivity } from './inbox/capture-activity.js';
 import { MessageWaits } from './inbox/message-waits.js';
 
 export interface Relay {
@@ -115,6 +116,7 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       sessions: new DashboardSessions(db, admin.value),
       messageWaits: new MessageWaits({ db, bus, log }),
       checkSummaries: startCheckSummaries(() => services),
+      captureActivity: new CaptureActivity(),
       adminTokenFailures: new AuthFailures(() => clock.nowMs()),
       health: { database: true, http: false, smtp: false, worker: false },
     };

@@ -13,6 +13,7 @@ import type { DashboardSessions } from './dashboard/sessions.js';
 import type { MessageWaits } from './inbox/message-waits.js';
 import type { CheckSummary } from 'raven-email-sdk';
 import type { AuthFailures } from './auth-failures.js';
+import type { CaptureActivity } from './inbox/capture-activity.js';
 
 /**
  * The checks badges of captured mail (relay/inbox/checks/summaries.ts), computed lazily in the
@@ -50,6 +51,8 @@ export interface RelayServices {
   messageWaits: MessageWaits;
   /** The checks badges of captured mail, computed lazily in the background and cached. */
   checkSummaries: CheckSummaries;
+  /** Whether the sink is capturing: the inbox's background work (index batches, badges) yields to it. */
+  captureActivity: CaptureActivity;
   /** Wrong admin tokens (Bearer header or dashboard sign-in) by client address: slowed, then refused. */
   adminTokenFailures: AuthFailures;
   /** Set by app.ts: whether each part is up, for /readyz. */

@@ -8,9 +8,9 @@
 //   npm test -- --backend postgres    one backend (sqlite | postgres)
 //   npm test -- test/x.test.ts ...    these files only, on the backends selected
 //
-// The live output is node:test's TAP; the last lines are one summary over every run: the plain
-// `tests: N passed, N failed` line (what CI reads), then each failing test with its backend and
-// file. Any failure exits 1.
+// The live output is node:test's TAP; the last lines are one summary over every run: the slowest
+// files, the plain `tests: N passed, N failed` line (what CI reads), then each failing test with
+// its backend and file. Any failure exits 1.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,12 @@ interface SummaryLine {
   result: 'passed' | 'failed' | 'skipped';
   name: string;
   file?: string;
+}
+
+/** What it writes last for each test file: the time of its tests. */
+interface FileTime {
+  file: string;
+  ms: number;
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,9 +56,12 @@ const SQLITE_ONLY = new Set([
   'test/e2e/cli-webhooks.test.ts',
 ]);
 
+// node:test starts the files in the order given, two at a time: the folders whose files run
+// browsers or several relays (the longest, up to a minute each) go first, so none of them is left
+// running alone at the end with the other slot idle.
 const SUITES = {
-  sqlite: [...files('unit'), ...files('integration'), ...files('e2e'), ...files('browser')],
-  postgres: [...files('integration'), ...files('e2e')].filter((f) => !SQLITE_ONLY.has(f)).concat(files('postgres')),
+  sqlite: [...files('browser'), ...files('e2e'), ...files('integration'), ...files('unit')],
+  postgres: [...files('postgres'), ...files('e2e'), ...files('integration')].filter((f) => !SQLITE_ONLY.has(f)),
 };
 
 function parseArgs(argv: string[]) {
@@ -80,7 +89,7 @@ function developerFree(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /** Runs the files under node:test; answers its exit code and what the summary reporter wrote. */
-function runNodeTest(testFiles: string[], env: NodeJS.ProcessEnv, reportFile: string): Promise<{ code: number; lines: SummaryLine[] }> {
+function runNodeTest(testFiles: string[], env: NodeJS.ProcessEnv, reportFile: string): Promise<{ code: number; lines: SummaryLine[]; times: FileTime[] }> {
   const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=./test/helpers/summary-reporter.mjs', `--test-reporter-destination=${reportFile}`];
   return new Promise((resolve) => {
     // temp-guard: each test file gets a temp folder of its own and fails when it leaves anything there.
@@ -89,16 +98,21 @@ function runNodeTest(testFiles: string[], env: NodeJS.ProcessEnv, reportFile: st
       env,
       stdio: 'inherit',
     });
-    child.once('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), lines: readReport(reportFile) }));
+    child.once('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), ...readReport(reportFile) }));
   });
 }
 
-function readReport(file: string): SummaryLine[] {
+function readReport(file: string): { lines: SummaryLine[]; times: FileTime[] } {
+  let parsed: Array<SummaryLine | FileTime> = [];
   try {
-    return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as SummaryLine);
+    parsed = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as SummaryLine | FileTime);
   } catch {
-    return [];
+    // no report: the run crashed before its reporter wrote anything
   }
+  return {
+    lines: parsed.filter((l): l is SummaryLine => 'result' in l),
+    times: parsed.filter((l): l is FileTime => 'ms' in l),
+  };
 }
 
 interface Failure {
@@ -106,10 +120,18 @@ interface Failure {
   what: string;
 }
 
-/** The summary over every run, last: the plain count line CI reads, then what failed where. */
-function printSummary(counts: Record<SummaryLine['result'], number>, failures: Failure[]): void {
+const SLOWEST_SHOWN = 8;
+
+/** A test file's path from the repository's root (the reporter gives a path or a file: URL). */
+const relativeFile = (file: string) => path.relative(root, file.startsWith('file:') ? fileURLToPath(file) : file);
+
+/** The summary over every run, last: the slowest files, the plain count line CI reads, then what failed where. */
+function printSummary(counts: Record<SummaryLine['result'], number>, failures: Failure[], times: Array<FileTime & { backend: string }>): void {
   const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
-  const lines = ['', `tests: ${counts.passed} passed, ${failures.length} failed${skipped}`];
+  const slowest = [...times].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN);
+  const lines = ['', 'slowest test files:'];
+  for (const t of slowest) lines.push(`  ${(t.ms / 1000).toFixed(1).padStart(6)} s  ${t.backend.padEnd(8)} ${relativeFile(t.file)}`);
+  lines.push('', `tests: ${counts.passed} passed, ${failures.length} failed${skipped}`);
   for (const f of failures) lines.push(`  FAILED on ${f.backend}: ${f.what}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
@@ -120,6 +142,7 @@ async function main(): Promise<number> {
   const reports = mkdtempSync(path.join(tmpdir(), 'raven-test-report-'));
   const counts = { passed: 0, failed: 0, skipped: 0 };
   const failures: Failure[] = [];
+  const times: Array<FileTime & { backend: string }> = [];
   try {
     for (const backend of backends) {
       const selected = only.length > 0 ? SUITES[backend].filter((f) => only.includes(f)) : SUITES[backend];
@@ -135,11 +158,12 @@ async function main(): Promise<number> {
         continue;
       }
       process.stderr.write(`\n== ${selected.length} test files on ${backend} ==\n`);
-      const { code, lines } = await runNodeTest(selected, env, path.join(reports, `${backend}.jsonl`));
+      const { code, lines, times: fileTimes } = await runNodeTest(selected, env, path.join(reports, `${backend}.jsonl`));
+      times.push(...fileTimes.map((t) => ({ ...t, backend })));
       for (const line of lines) {
         counts[line.result]++;
         if (line.result === 'failed') {
-          const file = line.file ? `${path.relative(root, line.file.startsWith('file:') ? fileURLToPath(line.file) : line.file)}: ` : '';
+          const file = line.file ? `${relativeFile(line.file)}: ` : '';
           failures.push({ backend, what: `${file}${line.name}` });
         }
       }
@@ -150,7 +174,7 @@ async function main(): Promise<number> {
     await server?.stop();
     rmSync(reports, { recursive: true, force: true });
   }
-  printSummary(counts, failures);
+  printSummary(counts, failures, times);
   return failures.length === 0 ? 0 : 1;
 }
 

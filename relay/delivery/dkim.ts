@@ -13,11 +13,14 @@ export function signingKeyFor(keys: readonly DomainKeyRow[], projectId: string, 
   return keys.find((k) => k.project_id === projectId && k.name === senderDomain);
 }
 
-/** The message to hand the provider: composed (or as submitted) and signed with the domain's key if it has one. */
-export async function buildSignedMessage(services: RelayServices, key: DomainKeyRow | undefined, job: Omit<OutboundJob, 'dkim'>): Promise<OutboundMessage> {
-  const dkim = key?.dkim_private_key
-    ? { domainName: key.name, keySelector: key.dkim_selector, privateKey: services.secrets.openPrivateKey(key.dkim_private_key) }
-    : undefined;
-  const message = await offload(services.log, 'outboundMessage', dkim ? { ...job, dkim } : job);
+/** The signing part of an outbound job: the domain's key opened, when it has one. */
+export function dkimSigning(services: RelayServices, key: DomainKeyRow | undefined): Pick<OutboundJob, 'dkim'> {
+  if (!key?.dkim_private_key) return {};
+  return { dkim: { domainName: key.name, keySelector: key.dkim_selector, privateKey: services.secrets.openPrivateKey(key.dkim_private_key) } };
+}
+
+/** The message to hand the provider: composed (or as submitted) and signed with the domain's key if the job has one. */
+export async function buildSignedMessage(services: RelayServices, job: OutboundJob): Promise<OutboundMessage> {
+  const message = await offload(services.log, 'outboundMessage', job);
   return { ...message, raw: asBuffer(message.raw) };
 }

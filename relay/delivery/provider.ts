@@ -2,6 +2,7 @@
 // the vocabulary of mail/delivery-result.ts; domain/outcomes.ts decides what each answer means for
 // the email.
 import type { DeliveryResult } from '../mail/delivery-result.js';
+import type { SmtpTarget } from './smtp-client.js';
 
 /** One email, ready to go: the MIME bytes and the SMTP envelope (BCC only lives here). */
 export interface OutboundMessage {
@@ -19,10 +20,26 @@ export interface OutboundMessage {
   raw: Buffer;
 }
 
+/** Told how far a delivery got. */
+export interface DeliveryProgress {
+  /** The server answered DATA and the message's bytes start to go: from here it may be accepted. */
+  sending(): void;
+}
+
+/** What a worker thread needs to open the same SMTP sessions as a provider (relay/delivery/thread-delivery.ts). */
+export interface ThreadedProvider {
+  /** Unique in the process: a thread keeps one session pool per key. */
+  key: string;
+  name: 'sink' | 'smtp';
+  target: SmtpTarget;
+}
+
 export interface DeliveryProvider {
   /** `sink`: the relay's own SMTP sink, the receiving server itself; `smtp`: an upstream relay. */
   readonly name: 'sink' | 'smtp';
   /** Never throws for SMTP outcomes: every failure is reported per recipient. */
-  deliver(message: OutboundMessage): Promise<DeliveryResult>;
+  deliver(message: OutboundMessage, progress?: DeliveryProgress): Promise<DeliveryResult>;
   close(): Promise<void>;
+  /** Set by the SMTP providers: the worker then runs each whole delivery on a worker thread. */
+  readonly onThread?: ThreadedProvider;
 }

@@ -14,7 +14,7 @@ import type { Logger } from '../log.js';
 import { lostConnectionOutcome, nothingSent, type SendProgress } from './delivery-unknown.js';
 import type { DeliveryResult, RecipientOutcome, RecipientResult, SessionTrace } from '../mail/delivery-result.js';
 import { isHardBounceStatus } from '../mail/status-codes.js';
-import type { DeliveryProvider, OutboundMessage } from './provider.js';
+import type { DeliveryProgress, DeliveryProvider, OutboundMessage } from './provider.js';
 import { publicReason, type DeliveryFailure } from './public-reason.js';
 import { TranscriptRecorder } from './transcript.js';
 
@@ -247,7 +247,7 @@ interface Attempt extends SendProgress {
   envelope: Envelope;
 }
 
-function sendOnce(conn: SMTPConnection, message: OutboundMessage): Promise<Attempt> {
+function sendOnce(conn: SMTPConnection, message: OutboundMessage, progress: DeliveryProgress | undefined): Promise<Attempt> {
   const envelope: Envelope = { from: message.envelope.from, to: [...message.envelope.to] };
   let started = false;
   let finished = false;
@@ -256,6 +256,7 @@ function sendOnce(conn: SMTPConnection, message: OutboundMessage): Promise<Attem
     read() {
       if (started) return;
       started = true;
+      progress?.sending();
       this.push(message.raw);
       this.push(null);
     },
@@ -329,14 +330,17 @@ function resultsFromError(message: OutboundMessage, attempt: Attempt): Recipient
   });
 }
 
+// Names each provider made in this process, so a worker thread keeps one session pool per provider.
+let providersMade = 0;
+
 export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, log: Logger): DeliveryProvider {
   const pool = new SessionPool(target, log);
 
-  async function deliverEach(message: OutboundMessage): Promise<DeliveryResult> {
+  async function deliverEach(message: OutboundMessage, progress?: DeliveryProgress): Promise<DeliveryResult> {
     const results: DeliveryResult[] = [];
     for (const [i, address] of message.envelope.to.entries()) {
       const from = message.envelope.recipientSenders[i] ?? message.envelope.from;
-      results.push(await deliverTransaction({ ...message, envelope: { from, to: [address], recipientSenders: [from] } }));
+      results.push(await deliverTransaction({ ...message, envelope: { from, to: [address], recipientSenders: [from] } }, progress));
     }
     return {
       recipients: results.flatMap((r) => r.recipients),
@@ -344,7 +348,7 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
     };
   }
 
-  async function deliverTransaction(message: OutboundMessage): Promise<DeliveryResult> {
+  async function deliverTransaction(message: OutboundMessage, progress?: DeliveryProgress): Promise<DeliveryResult> {
     for (let tries = 0; ; tries++) {
       let acquired: { session: Session; reused: boolean };
       try {
@@ -360,7 +364,7 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
         return { recipients: withTrace(recipients, err.trace), providerMessageId: null };
       }
       const { session, reused } = acquired;
-      const attempt = await sendOnce(session.conn, message);
+      const attempt = await sendOnce(session.conn, message, progress);
       if (attempt.info) {
         const trace = pool.trace(session);
         pool.release(session, 'clean');
@@ -380,5 +384,10 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
     }
   }
 
-  return { name, deliver: target.transactionPerRecipient ? deliverEach : deliverTransaction, close: () => pool.close() };
+  return {
+    name,
+    deliver: target.transactionPerRecipient ? deliverEach : deliverTransaction,
+    close: () => pool.close(),
+    onThread: { key: `${process.pid}.${++providersMade}.${name}`, name, target },
+  };
 }

@@ -20,6 +20,7 @@ import { ApiError, validationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
+import { allStatements } from '../storage/rows.js';
 import { verifiedDomainsOf } from '../storage/domains.js';
 import { insertEmails, insertRecipients, insertSubmissions, type NewEmailRow, type NewRecipientRow } from '../storage/emails.js';
 import { takeCounters, type RateWindowRef } from '../storage/counters.js';
@@ -169,10 +170,9 @@ class BatchRows {
 }
 
 async function admitBatch(services: RelayServices, tx: Queryable, items: Admission[]): Promise<Array<PromiseSettledResult<Admitted>>> {
-  const read = await readState(tx, items);
   const windows = rateWindowsOf(services, items);
   const counters = { windows, usageScopes: unique(items.flatMap((a) => chargedScopes(a.key))), nowMs: () => services.clock.nowMs() };
-  const taken = await takeCounters(services.db, tx, counters, (held, nowMs) => {
+  const taken = await takeCounters(services.db, tx, counters, () => readState(tx, items), (held, read, nowMs) => {
     // Where the database keeps the rate windows, the limiter decides on what it holds.
     services.rateLimiter.drainRecorded();
     if (held.rate) for (const w of windows) services.rateLimiter.adopt(w.scope, held.rate.get(w.scope) ?? []);
@@ -196,8 +196,10 @@ async function admitBatch(services: RelayServices, tx: Queryable, items: Admissi
   });
   const { rows, decided } = taken.value;
   try {
-    const stored = await rows.write(tx);
-    await taken.confirm(tx);
+    // The charge is issued with the rows: on SQLite it then costs no trip of its own.
+    const writing = rows.write(tx);
+    await allStatements([writing, taken.confirm(tx)]);
+    const stored = await writing;
     return decided.map((d) =>
       d.status === 'rejected'
         ? d

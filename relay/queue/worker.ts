@@ -10,9 +10,11 @@
 // (delivery/delivery-unknown.ts).
 import { deliveryConcurrency } from '../config.js';
 import { utcDay } from '../clock.js';
-import { buildSignedMessage, signingKeyFor } from '../delivery/dkim.js';
+import { buildSignedMessage, dkimSigning, signingKeyFor } from '../delivery/dkim.js';
 import { settleMaybeSent, type MaybeSentReason } from '../delivery/delivery-unknown.js';
-import type { DeliveryProvider, OutboundMessage } from '../delivery/provider.js';
+import type { OutboundJob } from '../delivery/outbound.js';
+import type { DeliveryProvider, OutboundMessage, ThreadedProvider } from '../delivery/provider.js';
+import { replayLogs } from '../delivery/thread-delivery.js';
 import type { DeliveryResult } from '../mail/delivery-result.js';
 import { senderDomain } from '../mail/mailbox.js';
 import { burstAllowance } from '../domain/admission-load.js';
@@ -38,6 +40,7 @@ import {
   type ClaimedJob,
   type JobChange,
 } from '../storage/jobs.js';
+import { ThreadsUnavailableError } from '../threads/pool.js';
 import { workerThreads } from '../threads/work.js';
 import { retryDelaySeconds } from './backoff.js';
 import { recoverInterruptedJobs, startMaintenance, type Maintenance } from './maintenance.js';
@@ -50,8 +53,16 @@ const POLL_INTERVAL_MS = 1_000;
 const STOP_TIMEOUT_MS = 10_000;
 
 // Dispatches kept in flight during a burst of admissions, shared out among the relays in it
-// (domain/admission-load.ts).
+// (domain/admission-load.ts)...
 const BURST_CONCURRENCY = 8;
+// ...and this many for BEHIND_HOLD_MS when the jobs claimed had waited longer than BEHIND_LAG_MS
+// since they fell due: sustained load is one long burst, and the queue must keep pace with it,
+// not absorb all of it (at 8 in flight a loaded relay delivered 30 - 60 emails/s while admitting
+// 400). Not full concurrency: a saturating burst (the admission bench) is always behind, and 64
+// in flight took a fifth of its admissions (BENCHMARKS.md, issue 24, session 8).
+const BEHIND_CONCURRENCY = 32;
+const BEHIND_LAG_MS = 200;
+const BEHIND_HOLD_MS = 1_000;
 
 export interface Worker {
   stop(): Promise<void>;
@@ -149,11 +160,68 @@ function envelopeRecipients(email: DispatchEmail): PendingRecipient[] {
   return email.pending.filter((r) => !seen.has(r.address_lc) && seen.add(r.address_lc));
 }
 
-/** The MIME message for the recipients, DKIM-signed with the sender domain's key if it has one (on a worker thread). */
-function buildMessage(services: RelayServices, batch: DispatchBatch, email: DispatchEmail, envelopeTo: PendingRecipient[]): Promise<OutboundMessage> {
+/** What a dispatch came to before its outcome is recorded. */
+type Delivered =
+  | { kind: 'answered'; result: DeliveryResult; startedAt: string }
+  /** Nothing was sent: the message cannot be built, and never will be. */
+  | { kind: 'unbuildable'; error: Error }
+  /** The provider threw, or the thread died, after the message may have gone: never resent. */
+  | { kind: 'maybeSent'; error: Error };
+
+/** The job a message is built from: its columns, the envelope's recipients, the Date header and the sender domain's key. */
+function outboundJob(services: RelayServices, batch: DispatchBatch, email: DispatchEmail, envelopeTo: PendingRecipient[]): OutboundJob {
   const { pending: _pending, project_id: _project, ...forMime } = email;
   const key = signingKeyFor(batch.domainKeys, email.project_id, senderDomain(email.from_address));
-  return buildSignedMessage(services, key, { email: forMime, recipients: envelopeTo, date: services.clock.now() });
+  return { email: forMime, recipients: envelopeTo, date: services.clock.now(), ...dkimSigning(services, key) };
+}
+
+/**
+ * The whole delivery on a worker thread (delivery/thread-delivery.ts): build, sign and the SMTP
+ * conversation. Undefined when no thread could run it before the message's bytes started to go
+ * (none alive, or one died early): the caller then delivers it here.
+ */
+async function deliverOnThread(services: RelayServices, onThread: ThreadedProvider, job: OutboundJob): Promise<Delivered | undefined> {
+  const sending = new Int32Array(new SharedArrayBuffer(4));
+  const startedAt = services.clock.iso();
+  const { target: _target, ...provider } = onThread;
+  try {
+    let answer = await workerThreads.run('deliverOutbound', { ...job, provider, sending });
+    if (answer.kind === 'needsTarget') answer = await workerThreads.run('deliverOutbound', { ...job, provider: onThread, sending });
+    if (answer.kind === 'needsTarget') return undefined;
+    replayLogs(services.log, answer.logs);
+    if (answer.kind === 'answered') return { kind: 'answered', result: answer.result, startedAt };
+    return { kind: answer.kind === 'unbuildable' ? 'unbuildable' : 'maybeSent', error: new Error(answer.error) };
+  } catch (error) {
+    if (Atomics.load(sending, 0) === 0 && error instanceof ThreadsUnavailableError) return undefined;
+    return { kind: 'maybeSent', error: error as Error };
+  }
+}
+
+/** The delivery on this thread (the message still built on a worker thread when one can). */
+async function deliverHere(services: RelayServices, provider: DeliveryProvider, job: OutboundJob): Promise<Delivered> {
+  let message: OutboundMessage;
+  try {
+    message = await buildSignedMessage(services, job);
+  } catch (error) {
+    return { kind: 'unbuildable', error: error as Error };
+  }
+  const startedAt = services.clock.iso();
+  try {
+    return { kind: 'answered', result: await provider.deliver(message), startedAt };
+  } catch (error) {
+    return { kind: 'maybeSent', error: error as Error };
+  }
+}
+
+/** The whole delivery on a worker thread, else here. */
+async function deliver(services: RelayServices, provider: DeliveryProvider, makeJob: () => OutboundJob): Promise<Delivered> {
+  let job: OutboundJob;
+  try {
+    job = makeJob();
+  } catch (error) {
+    return { kind: 'unbuildable', error: error as Error };
+  }
+  return (provider.onThread && (await deliverOnThread(services, provider.onThread, job))) || deliverHere(services, provider, job);
 }
 
 /** Dispatches one claimed job: build, hand to the provider, record the answer. */
@@ -167,22 +235,13 @@ async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch)
   const retryAtMs = d.limits().reserve(envelopeTo.length, services.clock.nowMs());
   if (retryAtMs > 0) return releaseJob(services, { id: job.id, state: 'ready', runAt: new Date(retryAtMs).toISOString() });
 
-  let message: OutboundMessage;
-  try {
-    message = await buildMessage(services, batch, email, envelopeTo);
-  } catch (error) {
-    // Nothing was sent: the message cannot be built, and never will be.
-    return settleUnanswered(services, job, envelopeTo.length, { outcome: 'failed', reason: 'invalid_message' }, error);
-  }
-  let result: DeliveryResult;
-  const startedAt = services.clock.iso();
-  try {
-    result = await provider.deliver(message);
-  } catch (error) {
-    // Providers report SMTP outcomes per recipient, so this is a bug; it may have happened after
-    // the message was sent, so never resend.
-    return settleUnanswered(services, job, envelopeTo.length, { outcome: 'delivery_unknown', reason: 'dispatch_error' }, error);
-  }
+  const delivered = await deliver(services, provider, () => outboundJob(services, batch, email, envelopeTo));
+  // Nothing was sent: the message cannot be built, and never will be.
+  if (delivered.kind === 'unbuildable') return settleUnanswered(services, job, envelopeTo.length, { outcome: 'failed', reason: 'invalid_message' }, delivered.error);
+  // Providers report SMTP outcomes per recipient, so this is a bug or a thread that died; it may
+  // have happened after the message was sent, so never resend.
+  if (delivered.kind === 'maybeSent') return settleUnanswered(services, job, envelopeTo.length, { outcome: 'delivery_unknown', reason: 'dispatch_error' }, delivered.error);
+  const { result, startedAt } = delivered;
 
   const answered: Answered = {
     job,
@@ -250,6 +309,7 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
 class DeliveryWorker implements Worker {
   private readonly concurrency: number;
   private readonly inBurst: number;
+  private readonly inBurstBehind: number;
   private readonly inflight = new Set<Promise<void>>();
   private readonly dispatching = new Set<number>(); // job ids, for lease renewal
   private readonly dispatcher: Dispatcher;
@@ -258,6 +318,7 @@ class DeliveryWorker implements Worker {
   private ticking = false;
   private again = false;
   private started = false; // after start-up recovery
+  private behindUntil = -Infinity; // performance.now() until which the queue counts as behind
   private maintenance!: Maintenance;
   private startup!: Promise<void>;
   private poll?: NodeJS.Timeout;
@@ -280,6 +341,7 @@ class DeliveryWorker implements Worker {
     // upstream is kept in flight, so the CPU goes to answering them and the queue absorbs the
     // burst; full concurrency returns a second after it.
     this.inBurst = Math.min(this.concurrency, BURST_CONCURRENCY);
+    this.inBurstBehind = Math.min(this.concurrency, BEHIND_CONCURRENCY);
     this.limits = new ProviderLimits(services.config.delivery, 0, clock.nowMs());
     this.dispatcher = {
       services,
@@ -348,6 +410,7 @@ class DeliveryWorker implements Worker {
         if (!(await hasDueJob(this.services.db, this.services.clock.iso())) || this.stopped) break;
         const jobs = await claimDueJobs(this.services, room);
         if (jobs.length === 0) break;
+        this.noteLag(jobs);
         const batch = loadDispatchBatch(this.services.db, jobs.map((j) => j.email_id), PENDING_STATUSES);
         for (const job of jobs) this.begin(job, batch);
         if (jobs.length === room) this.again = true;
@@ -359,13 +422,19 @@ class DeliveryWorker implements Worker {
     }
   }
 
+  /** More in flight during a burst for a while when the oldest job claimed had waited too long. */
+  private noteLag(jobs: ClaimedJob[]): void {
+    const oldest = Math.min(...jobs.map((j) => Date.parse(j.run_at)));
+    if (this.services.clock.nowMs() - oldest > BEHIND_LAG_MS) this.behindUntil = performance.now() + BEHIND_HOLD_MS;
+  }
+
   /**
    * How many jobs to claim now, 0 for none. Claims are batches: a finished dispatch does not claim
    * its successor alone, the worker waits until a quarter of its slots are free (or it is idle)
    * and claims that many at once.
    */
   private room(): number {
-    const limit = burstAllowance(this.services, this.inBurst) ?? this.concurrency;
+    const limit = burstAllowance(this.services, performance.now() < this.behindUntil ? this.inBurstBehind : this.inBurst) ?? this.concurrency;
     const room = limit - this.inflight.size;
     if (this.stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && this.inflight.size > 0)) return 0;
     return room;
@@ -410,6 +479,7 @@ class DeliveryWorker implements Worker {
     await maintained;
     services.health.worker = false;
     await this.provider.close();
+    if (this.provider.onThread) await workerThreads.each('closeProvider', this.provider.onThread.key);
     services.log.info('queue', 'worker stopped');
   }
 }

@@ -156,7 +156,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     const headerFrom = storableText(headerValue(headers, 'from'));
     await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, projectId: keyAuth.sessionKey(session.id)?.projectId ?? null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
-    // The inbox indexer parses it for the dashboard, off this path.
+    // The inbox indexer parses it for the dashboard, off this path (in batches while mail streams in).
     services.bus.emit('message.captured', id);
     return { id, emailId };
   }
@@ -183,8 +183,11 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
         answerWhenSettled(reports.receive(raw, recipients), callback, 'cannot record a report');
         return;
       }
+      // The inbox's background work (index batches, checks badges) yields while captures are in flight.
+      services.captureActivity.begin();
       capture(raw, session).then(
         ({ id, emailId }) => {
+          services.captureActivity.end();
           if (recipients.some((r) => simulatedOutcome(r) === 'unknown')) {
             dropConnection(server, session); // the `unknown` simulation: no answer
             return;
@@ -198,6 +201,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
           }
         },
         (error: unknown) => {
+          services.captureActivity.end();
           log.error('smtp', 'cannot store a captured message', { error: (error as Error).message });
           callback(smtpError(451, '4.3.0 local error in processing, try again later'));
         },

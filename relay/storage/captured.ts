@@ -1,7 +1,7 @@
 // Mail captured by the SMTP sink: captured_messages + captured_recipients.
 import { deleteCheckSummaries } from './check-summaries.js';
-import type { Db, Queryable } from './db.js';
-import { allStatements, insertRows } from './rows.js';
+import type { Db, Queryable, Reader } from './db.js';
+import { bySize, inValues, insertRows, MAX_STATEMENT_BYTES } from './rows.js';
 
 export interface CapturedSummary {
   id: string;
@@ -53,13 +53,39 @@ function summary(row: CapturedRow): CapturedSummary {
   };
 }
 
-/** Many messages in a statement per table (a raw body each: the messages' own statements are issued together). */
+/** Rows of captured_messages per statement at most. */
+const MAX_ROWS_PER_INSERT = 64;
+
+/**
+ * The messages in as few statements as the caps allow (each statement binds its rows' raw bodies,
+ * which the driver copies): runs of up to MAX_STATEMENT_BYTES (a larger message alone), each split
+ * into power-of-two sizes of at most MAX_ROWS_PER_INSERT, so a handful of prepared statements
+ * serves every group.
+ */
+function insertRuns(messages: readonly NewCapturedMessage[]): NewCapturedMessage[][] {
+  const pieces: NewCapturedMessage[][] = [];
+  for (const run of bySize(messages, (m) => m.raw.length, MAX_STATEMENT_BYTES)) {
+    for (let at = 0; at < run.length; ) {
+      const size = Math.min(MAX_ROWS_PER_INSERT, 2 ** Math.floor(Math.log2(run.length - at)));
+      pieces.push(run.slice(at, at + size));
+      at += size;
+    }
+  }
+  return pieces;
+}
+
+/**
+ * The messages of one group commit and their recipients: a multi-row INSERT per run of messages
+ * (one statement for a typical group), one for all the recipients. Every statement is a trip to
+ * the database and back; a client waits for them before its 250.
+ */
 export async function insertCapturedMessages(tx: Queryable, messages: readonly NewCapturedMessage[]): Promise<void> {
-  const inserts = messages.map((message) =>
-    tx.run(
+  const tuple = '(?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT project_id FROM emails WHERE id = ?)))';
+  for (const run of insertRuns(messages)) {
+    await tx.run(
       `INSERT INTO captured_messages (id, envelope_from, header_from, envelope_to_json, subject, size, raw, email_id, received_at, project_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT project_id FROM emails WHERE id = ?)))`,
-      [
+       VALUES ${run.map(() => tuple).join(', ')}`,
+      run.flatMap((message) => [
         message.id,
         message.envelopeFrom,
         message.headerFrom,
@@ -71,12 +97,19 @@ export async function insertCapturedMessages(tx: Queryable, messages: readonly N
         message.receivedAt,
         message.projectId,
         message.emailId,
-      ],
-    ),
-  );
-  await allStatements(inserts);
+      ]),
+    );
+  }
   const recipients = messages.flatMap((m) => [...new Set(m.envelopeTo.map((a) => a.toLowerCase()))].map((address) => ({ message_id: m.id, address_lc: address })));
   await insertRows(tx, 'captured_recipients', ['message_id', 'address_lc'], recipients);
+}
+
+/** The raw bytes of captured messages by id (one statement); deleted ones are left out. */
+export async function capturedRaws(db: Reader, ids: readonly string[]): Promise<Map<string, Buffer>> {
+  if (ids.length === 0) return new Map();
+  const within = inValues(db, 'id', ids);
+  const rows = await db.all<{ id: string; raw: Buffer }>(`SELECT id, raw FROM captured_messages WHERE ${within.sql}`, within.params);
+  return new Map(rows.map((row) => [row.id, row.raw]));
 }
 
 const SUMMARY_COLUMNS = 'm.seq, m.id, m.envelope_from, m.header_from, m.envelope_to_json, m.subject, m.size, m.received_at, m.project_id';

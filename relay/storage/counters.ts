@@ -4,7 +4,9 @@
 //
 // On SQLite one relay owns the file and its single writer runs one admission batch at a time:
 // that all happens inside the batch's own transaction, the rate windows living in the limiter's
-// memory and the charge being the plain upsert it always was. On PostgreSQL several relays admit
+// memory and the charge being the plain upsert it always was. There the counters are read together
+// with the batch's other reads, and charged together with its rows (confirm), so they cost the
+// batch no trip of their own to the sqlite3 thread pool. On PostgreSQL several relays admit
 // at once. A counter held until the batch's COMMIT would be held through its flush to disk, and
 // every relay admitting for that workspace would queue behind it: so the counters are taken in a
 // short transaction of their own (rows locked in scope order, rate windows before usage, so two
@@ -204,32 +206,41 @@ export interface CounterDecision<T> {
 
 export interface TakenCounters<T> {
   value: T;
-  /** In the batch's transaction, as its last statement: the charge becomes part of it. */
+  /** In the batch's transaction, with or after its rows: the charge becomes part of it. */
   confirm(tx: Queryable): Promise<void>;
   /** The batch failed: its recipients are given back (best effort; refundAbandoned otherwise). */
   giveBack(): void;
 }
 
 /**
- * Reads the counters of these windows and usage scopes, has `decide` decide against them at the
- * time it is given, and charges what it returns, so that no other admission can charge them in
- * between. `tx` is the batch's transaction; on PostgreSQL the counters are taken in a short one
- * of their own (see above) and the batch must call confirm(tx) before it commits.
+ * Reads the counters of these windows and usage scopes, has `decide` decide against them (and
+ * against what `read` read in `tx`) at the time it is given, and charges what it returns, so that
+ * no other admission can charge them in between. `tx` is the batch's transaction; on PostgreSQL
+ * the counters are taken in a short one of their own (see above); the batch must call confirm(tx)
+ * before it commits.
  */
-export async function takeCounters<T>(
+export async function takeCounters<T, R>(
   db: Db,
   tx: Queryable,
   counters: { windows: readonly RateWindowRef[]; usageScopes: readonly string[]; nowMs: () => number },
-  decide: (state: CounterState, nowMs: number, month: string) => CounterDecision<T>,
+  read: () => Promise<R>,
+  decide: (state: CounterState, read: R, nowMs: number, month: string) => CounterDecision<T>,
 ): Promise<TakenCounters<T>> {
   const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
   if (tx.dialect !== 'postgres') {
+    // The single writer runs one unit of work at a time: between this read and the charge nothing
+    // else can charge, so both ride with the batch's own statements.
     const nowMs = counters.nowMs();
     const month = monthOf(nowMs);
-    const decided = decide(await readCounters(tx, counters.windows.map((w) => w.scope), counters.usageScopes, month), nowMs, month);
-    await charge(tx, month, nowMs, decided.rate, decided.usage);
-    return { value: decided.value, confirm: async () => undefined, giveBack: () => undefined };
+    const [state, done] = await Promise.all([readCounters(tx, counters.windows.map((w) => w.scope), counters.usageScopes, month), read()]);
+    const decided = decide(state, done, nowMs, month);
+    return {
+      value: decided.value,
+      confirm: async (batch) => void (await charge(batch, month, nowMs, decided.rate, decided.usage)),
+      giveBack: () => undefined,
+    };
   }
+  const done = await read();
   const id = randomUUID();
   let reserved = false;
   const value = await db.write(async (t) => {
@@ -240,7 +251,7 @@ export async function takeCounters<T>(
     // Read once the counters are held: no other charge can come with a later time before this one.
     const nowMs = counters.nowMs();
     if (monthOf(nowMs) !== month) throw new CountersContended(); // the month turned meanwhile: again
-    const decided = decide(state, nowMs, month);
+    const decided = decide(state, done, nowMs, month);
     if (!(await charge(t, month, nowMs, decided.rate, decided.usage))) throw new Error('a charge of counters held was refused');
     const usage = decided.usage.filter((u) => u.recipients > 0).map((u) => ({ scope: u.scope, recipients: u.recipients }));
     reserved = usage.length > 0;

@@ -1,7 +1,7 @@
 // Emails and their recipients.
 import type { RecipientOutcome } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
-import { allStatements, insertRows, insertValues, runWithRows } from './rows.js';
+import { bySize, insertRows, insertValues, MAX_STATEMENT_BYTES, runWithRows } from './rows.js';
 
 export interface EmailSummaryRow {
   seq: number;
@@ -179,9 +179,14 @@ export function insertRecipients(tx: Queryable, rows: readonly NewRecipientRow[]
   );
 }
 
-/** The messages submitted over SMTP, kept as they came (a raw body each: their statements are issued together). */
+/**
+ * The messages submitted over SMTP, kept as they came. Many in one statement: the runs of one
+ * prepared statement follow each other, each a trip of its own to the sqlite3 thread pool.
+ */
 export async function insertSubmissions(tx: Queryable, rows: ReadonlyArray<{ emailId: string; raw: Buffer }>): Promise<void> {
-  await allStatements(rows.map((r) => tx.run('INSERT INTO submissions (email_id, size, raw) VALUES (?, ?, ?)', [r.emailId, r.raw.length, r.raw])));
+  for (const chunk of bySize(rows, (r) => r.raw.length, MAX_STATEMENT_BYTES)) {
+    await insertValues(tx, 'INSERT INTO submissions (email_id, size, raw) VALUES', '(?, ?, ?)', chunk.map((r) => [r.emailId, r.raw.length, r.raw]));
+  }
 }
 
 /**

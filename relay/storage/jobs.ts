@@ -33,6 +33,8 @@ export interface ClaimedJob {
   id: number;
   email_id: string;
   attempts: number;
+  /** When it fell due (relay clock): how long it waited says how far the worker is behind. */
+  run_at: string;
 }
 
 /** A cheap look on the read connection, so an idle poll never takes the write lock. */
@@ -50,15 +52,14 @@ export function claimJobs(tx: Queryable, now: string, limit: number, leaseUntil:
 }
 
 async function claimUnleasedJobs(tx: Queryable, now: string, limit: number): Promise<ClaimedJob[]> {
-  const claimed = await tx.all<ClaimedJob & { run_at: string }>(
+  const claimed = await tx.all<ClaimedJob>(
     `UPDATE jobs SET state = 'running', locked_at = ?, updated_at = ?
       WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? AND ${NOT_PAUSED} ORDER BY run_at, id LIMIT ?)
       RETURNING id, email_id, attempts, run_at`,
     [now, now, now, limit],
   );
   // RETURNING gives no order.
-  claimed.sort((a, b) => (a.run_at < b.run_at ? -1 : a.run_at > b.run_at ? 1 : a.id - b.id));
-  return claimed.map(({ id, email_id, attempts }) => ({ id, email_id, attempts }));
+  return claimed.sort((a, b) => (a.run_at < b.run_at ? -1 : a.run_at > b.run_at ? 1 : a.id - b.id));
 }
 
 /**

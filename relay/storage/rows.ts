@@ -1,11 +1,33 @@
 // Many rows in few statements, in each backend's own way.
 import type { Queryable } from './db.js';
 
-// A statement's rows stay under this much JSON: a batch of large emails (up to 10 MiB each) must
-// not build one string past V8's limit, nor hold it twice (the driver copies it) all at once.
-const MAX_ROWS_JSON = 8 * 1024 * 1024;
-// PostgreSQL's wire protocol numbers parameters with 16 bits.
-const MAX_PG_PARAMS = 65_535;
+// A statement's rows stay under this many bytes (of JSON, or of raw messages): a batch of large
+// emails (up to 10 MiB each) must not build one string past V8's limit, nor hold it twice (the
+// driver copies it) all at once.
+export const MAX_STATEMENT_BYTES = 8 * 1024 * 1024;
+// The most parameters one statement takes: PostgreSQL's wire protocol numbers them with 16 bits;
+// SQLite's SQLITE_MAX_VARIABLE_NUMBER defaults to 32,766.
+const MAX_PARAMS = { postgres: 65_535, sqlite: 32_766 } as const;
+
+/**
+ * The items in order, in runs whose sizes add up to at most `max` (an item larger than that runs
+ * alone): what one statement of many rows carries.
+ */
+export function* bySize<T>(items: Iterable<T>, sizeOf: (item: T) => number, max: number): Generator<T[]> {
+  let chunk: T[] = [];
+  let size = 0;
+  for (const item of items) {
+    const n = sizeOf(item);
+    if (chunk.length > 0 && size + n > max) {
+      yield chunk;
+      chunk = [];
+      size = 0;
+    }
+    chunk.push(item);
+    size += n;
+  }
+  if (chunk.length > 0) yield chunk;
+}
 
 /**
  * Runs sql, whose one parameter is a JSON array of rows (read with json_each, which the
@@ -15,19 +37,8 @@ const MAX_PG_PARAMS = 65_535;
  * position. On PostgreSQL each field is text: numbers need a CAST (which SQLite accepts too).
  */
 export async function runWithRows(tx: Queryable, sql: string, rows: readonly object[]): Promise<void> {
-  let chunk: string[] = [];
-  let size = 0;
-  for (const row of rows) {
-    const json = JSON.stringify(row);
-    if (chunk.length > 0 && size + json.length > MAX_ROWS_JSON) {
-      await tx.run(sql, [`[${chunk.join(',')}]`]);
-      chunk = [];
-      size = 0;
-    }
-    chunk.push(json);
-    size += json.length + 1;
-  }
-  if (chunk.length > 0) await tx.run(sql, [`[${chunk.join(',')}]`]);
+  const json = rows.map((row) => JSON.stringify(row));
+  for (const chunk of bySize(json, (j) => j.length + 1, MAX_STATEMENT_BYTES)) await tx.run(sql, [`[${chunk.join(',')}]`]);
 }
 
 /** A row to insert: a value for each of its columns, by column name. */
@@ -58,12 +69,13 @@ export async function insertRows<C extends string>(
 }
 
 /**
- * PostgreSQL: `head` followed by one `tuple` per row (one `?` per value of the row, in the
- * tuple's order), in as few statements as the parameter limit allows.
+ * `head` followed by one `tuple` per row (one `?` per value of the row, in the tuple's order), in
+ * as few statements as the parameter limit allows: PostgreSQL's way for typed columns, and either
+ * backend's for values JSON cannot carry (a raw message).
  */
 export async function insertValues(tx: Queryable, head: string, tuple: string, rows: readonly unknown[][], tail = ''): Promise<void> {
   if (rows.length === 0) return;
-  const perStatement = Math.max(1, Math.floor(MAX_PG_PARAMS / rows[0]!.length));
+  const perStatement = Math.max(1, Math.floor(MAX_PARAMS[tx.dialect] / rows[0]!.length));
   for (let i = 0; i < rows.length; i += perStatement) {
     const chunk = rows.slice(i, i + perStatement);
     await tx.run(`${head} ${chunk.map(() => tuple).join(', ')} ${tail}`, chunk.flat());

@@ -108,12 +108,21 @@ export class ThreadPool<T extends TaskTable> {
   run<K extends keyof T & string>(task: K, input: TaskInput<T, K>): Promise<TaskOutput<T, K>> {
     const thread = this.pick();
     if (!thread) return Promise.reject(new ThreadsUnavailableError(`the worker threads are gone (${this.crashes} crashed)`));
+    return this.post(thread, task, input) as Promise<TaskOutput<T, K>>;
+  }
+
+  private post(thread: Thread, task: string, input: unknown): Promise<unknown> {
     const id = ++this.ids;
-    return new Promise<TaskOutput<T, K>>((resolve, reject) => {
-      thread.pending.set(id, { task, resolve: resolve as (output: unknown) => void, reject });
+    return new Promise((resolve, reject) => {
+      thread.pending.set(id, { task, resolve, reject });
       if (thread.pending.size === 1) thread.worker.ref();
       thread.worker.postMessage({ id, task, input } satisfies TaskRequest);
     });
+  }
+
+  /** Runs the task once on every thread alive now (a clean-up): settles when all have answered or died. */
+  async each<K extends keyof T & string>(task: K, input: TaskInput<T, K>): Promise<void> {
+    await Promise.allSettled(this.threads.map((thread) => this.post(thread, task, input)));
   }
 
   /** Starts every thread now, so the first tasks do not wait for one to boot. */
@@ -132,11 +141,14 @@ export class ThreadPool<T extends TaskTable> {
     };
   }
 
-  /** Ends every thread; what they held is refused (callers run it themselves). The next task starts one again. */
+  /** Ends every thread; what they held is refused once they have stopped (callers run it themselves). The next task starts one again. */
   async close(): Promise<void> {
     const ending = this.threads.splice(0);
-    for (const thread of ending) this.forget(thread, new ThreadsUnavailableError('the worker threads were closed'));
+    // Refused only once stopped: a caller that reads how far its task got (shared memory) then
+    // knows the thread will not go further.
+    for (const thread of ending) thread.dead = true;
     await Promise.all(ending.map((t) => t.worker.terminate()));
+    for (const thread of ending) this.forget(thread, new ThreadsUnavailableError('the worker threads were closed'));
   }
 
   private broken(): boolean {

@@ -4,6 +4,7 @@
 // back as Buffers first.
 import { signedOutboundMessage, type OutboundJob } from '../delivery/outbound.js';
 import type { OutboundMessage } from '../delivery/provider.js';
+import { closeThreadProvider, deliverOnThisThread, type ThreadDeliveryAnswer, type ThreadDeliveryJob } from '../delivery/thread-delivery.js';
 import { checkContent, type ContentChecks } from '../inbox/checks/content.js';
 import { parseMessage, summarize, type MessageSummary } from '../inbox/read-message.js';
 import { asBuffer, type TaskTable } from './pool.js';
@@ -14,14 +15,24 @@ export interface SummaryJob {
   envelope: { from: string; to: string[] };
 }
 
+/** A submitted message's bytes as a Buffer again. */
+function withBuffers<J extends OutboundJob>(job: J): J {
+  const submitted = job.email.submitted_raw;
+  return submitted ? { ...job, email: { ...job.email, submitted_raw: asBuffer(submitted) } } : job;
+}
+
 export const tasks = {
   /** Compose (or take the submitted MIME) and DKIM-sign: the delivery worker's message. */
-  outboundMessage: (job: OutboundJob): Promise<OutboundMessage> => {
-    const submitted = job.email.submitted_raw;
-    return signedOutboundMessage(submitted ? { ...job, email: { ...job.email, submitted_raw: asBuffer(submitted) } } : job);
-  },
+  outboundMessage: (job: OutboundJob): Promise<OutboundMessage> => signedOutboundMessage(withBuffers(job)),
+  /** The whole delivery: compose, sign and the SMTP conversation on this thread's sessions. */
+  deliverOutbound: (job: ThreadDeliveryJob): Promise<ThreadDeliveryAnswer> => deliverOnThisThread(withBuffers(job)),
+  /** The relay stops: this thread's sessions with its provider are closed. */
+  closeProvider: (key: string): Promise<void> => closeThreadProvider(key),
   /** mailparser's parse of a captured message, summarised for its inbox entry. */
   inboxSummary: async (job: SummaryJob): Promise<MessageSummary> => summarize(await parseMessage(asBuffer(job.raw)), job.envelope),
+  /** The same for many messages in one hop (the indexer's chunks): one message each way, not one per message. */
+  inboxSummaries: async (jobs: SummaryJob[]): Promise<MessageSummary[]> =>
+    Promise.all(jobs.map(async (job) => summarize(await parseMessage(asBuffer(job.raw)), job.envelope))),
   /** The checks of a captured message that read only its bytes: headers, HTML compatibility, its URLs. */
   contentChecks: (job: { raw: Uint8Array }): Promise<ContentChecks> => checkContent(asBuffer(job.raw)),
 } satisfies TaskTable;

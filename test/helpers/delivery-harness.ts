@@ -23,6 +23,7 @@ import { startSmtpSink, type SmtpSink, type SmtpSinkOptions } from '../../relay/
 import { openStorage } from '../../relay/storage/open.js';
 import { TEST_BACKEND, freshPostgresDatabase } from './backend.js';
 import { startCheckSummaries } from '../../relay/inbox/checks/summaries.js';
+import { CaptureActivity } from '../../relay/inbox/capture-activity.js';
 import { MessageWaits } from '../../relay/inbox/message-waits.js';
 import { AuthFailures } from '../../relay/auth-failures.js';
 import { DashboardSessions } from '../../relay/dashboard/sessions.js';
@@ -97,6 +98,7 @@ export async function startHarness(
     sessions: new DashboardSessions(db, 'harness-admin-token'),
     messageWaits: new MessageWaits({ db, bus, log: createLogger('error') }),
     checkSummaries: startCheckSummaries(() => services),
+    captureActivity: new CaptureActivity(),
     adminTokenFailures: new AuthFailures(() => clock.nowMs()),
     health: { database: true, http: false, smtp: false, worker: false },
   };

@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 import { smtpSendOnce } from '../helpers/smtp-send.js';
 import { ravenctl } from '../helpers/ravenctl.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CaptureActivity } from '../../relay/inbox/capture-activity.js';
+import { startCheckSummaries } from '../../relay/inbox/checks/summaries.js';
 
 let t: TestRelay;
 before(async () => {
@@ -123,4 +126,25 @@ test('ravenctl relay messages list shows the CHECKS column; a deleted message is
   assert.equal((await t.admin('DELETE', `/admin/v1/messages/${id}`)).status, 204);
   assert.equal((await t.admin('GET', `/admin/v1/messages/${id}/checks?links=0`)).status, 404);
   assert.equal(await listed(to), undefined);
+});
+
+test('badges yield to capture: none is computed while a capture is in flight, then it is once the sink is quiet', async () => {
+  // The relay's own parts with an activity gate this test holds, and no bound on the wait.
+  const activity = new CaptureActivity({ quietMs: 5 });
+  const summaries = startCheckSummaries(() => ({ ...t.relay.services, captureActivity: activity }), { busyPaceMs: Infinity });
+  try {
+    const { id } = await capture([...HEADERS('Yields to capture'), '', 'Body', '']);
+    activity.begin();
+    try {
+      assert.equal((await summaries.attach([{ id }]))[0]!.checks, null, 'queued, not computed');
+      await sleep(200);
+      assert.equal((await summaries.attach([{ id }]))[0]!.checks, null, 'not computed while the sink is busy');
+    } finally {
+      activity.end();
+    }
+    await summaries.idle();
+    assert.equal((await summaries.attach([{ id }]))[0]!.checks?.verdict, 'warnings');
+  } finally {
+    await summaries.stop();
+  }
 });

@@ -2,8 +2,10 @@
 // messages without a badge queues them, and one message at a time, in the background, their checks
 // run (all but links: the badge's rules in verdict.ts) and the verdict is cached
 // (storage/check-summaries.ts) and announced ('inbox.checked' on the bus) to the open dashboards.
-// The sink never waits for any of it: capture costs what it did. Running the checks of a message
-// (GET /admin/v1/messages/{id}/checks) stores its fresh verdict too.
+// The sink never waits for any of it, and the badges yield to it: each waits for a quiet sink
+// (CaptureActivity), or BUSY_PACE_MS at most while mail never stops coming, so a dashboard open on
+// a busy inbox takes one check per BUSY_PACE_MS from the sink's CPU. Running the checks of a
+// message (GET /admin/v1/messages/{id}/checks) stores its fresh verdict too.
 import type { CheckSummary } from 'raven-email-sdk';
 import type { CheckSummaries, RelayServices } from '../../services.js';
 import { checkSummariesOf, saveCheckSummaries, type CheckSummaryRow } from '../../storage/check-summaries.js';
@@ -12,16 +14,25 @@ import { VERDICT_RULES } from './verdict.js';
 
 /** Messages waiting for a badge; past this, a list's further ones are queued by a later list. */
 const MAX_WAITING = 1_000;
+/** While the sink is busy, one badge per this many milliseconds (a check takes a few tens). */
+const BUSY_PACE_MS = 1_000;
 
 const view = (row: CheckSummaryRow): CheckSummary => ({ verdict: row.verdict, reasons: row.reasons, checked_at: row.checked_at });
 
+export interface CheckSummariesOptions {
+  /** While the sink is busy, one badge per this many milliseconds (default BUSY_PACE_MS). */
+  busyPaceMs?: number;
+}
+
 /** `relay` is read when the first badge is computed: the services object holds this one too. */
-export function startCheckSummaries(relay: () => RelayServices): CheckSummaries {
+export function startCheckSummaries(relay: () => RelayServices, options: CheckSummariesOptions = {}): CheckSummaries {
+  const busyPaceMs = options.busyPaceMs ?? BUSY_PACE_MS;
   const services = () => relay();
   const waiting = new Set<string>();
   let running: Promise<void> | undefined;
   let current: string | undefined;
   let stopped = false;
+  const stopping = new AbortController();
 
   async function save(rows: CheckSummaryRow[]): Promise<void> {
     const kept = new Set(await services().db.write((tx) => saveCheckSummaries(tx, rows, VERDICT_RULES)));
@@ -37,6 +48,9 @@ export function startCheckSummaries(relay: () => RelayServices): CheckSummaries 
 
   async function work(): Promise<void> {
     while (waiting.size > 0 && !stopped) {
+      // Captures first: a client waits for each 250, a badge can wait.
+      await services().captureActivity.whenQuiet(busyPaceMs, stopping.signal);
+      if (stopped) return;
       const id = waiting.values().next().value as string;
       waiting.delete(id);
       current = id;
@@ -80,6 +94,7 @@ export function startCheckSummaries(relay: () => RelayServices): CheckSummaries 
     },
     async stop() {
       stopped = true;
+      stopping.abort();
       waiting.clear();
       while (running) await running;
     },

@@ -9,6 +9,7 @@ export interface ClaimedJobRow {
   id: number;
   email_id: string;
   attempts: number;
+  run_at: string;
 }
 
 /** Marks up to `limit` due jobs running with a lease, skipping those other relays are claiming. */
@@ -16,7 +17,7 @@ export function claimJobsWithLease(tx: Queryable, now: string, limit: number, le
   return tx.all<ClaimedJobRow>(
     `UPDATE jobs SET state = 'running', locked_at = ?, updated_at = ?, lease_expires_at = ?
       WHERE id IN (SELECT id FROM jobs WHERE state = 'ready' AND run_at <= ? AND ${NOT_PAUSED} ORDER BY run_at, id LIMIT ? FOR UPDATE SKIP LOCKED)
-      RETURNING id, email_id, attempts`,
+      RETURNING id, email_id, attempts, run_at`,
     [now, now, leaseUntil, now, limit],
   );
 }
