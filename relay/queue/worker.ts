@@ -17,7 +17,7 @@ import type { DeliveryProvider, OutboundMessage, ThreadedProvider } from '../del
 import { replayLogs } from '../delivery/thread-delivery.js';
 import type { DeliveryResult } from '../mail/delivery-result.js';
 import { senderDomain } from '../mail/mailbox.js';
-import { inAdmissionBurst } from '../domain/admission.js';
+import { burstAllowance } from '../domain/admission-load.js';
 import {
   PENDING_STATUSES,
   recordDeliveryResults,
@@ -52,7 +52,8 @@ const POLL_INTERVAL_MS = 1_000;
 // recovered as delivery_unknown at the next start.
 const STOP_TIMEOUT_MS = 10_000;
 
-// Dispatches kept in flight during a burst of admissions (domain/admission.ts)...
+// Dispatches kept in flight during a burst of admissions, shared out among the relays in it
+// (domain/admission-load.ts)...
 const BURST_CONCURRENCY = 8;
 // ...and this many for BEHIND_HOLD_MS when the jobs claimed had waited longer than BEHIND_LAG_MS
 // since they fell due: sustained load is one long burst, and the queue must keep pace with it,
@@ -433,7 +434,7 @@ class DeliveryWorker implements Worker {
    * and claims that many at once.
    */
   private room(): number {
-    const limit = !inAdmissionBurst(this.services) ? this.concurrency : performance.now() < this.behindUntil ? this.inBurstBehind : this.inBurst;
+    const limit = burstAllowance(this.services, performance.now() < this.behindUntil ? this.inBurstBehind : this.inBurst) ?? this.concurrency;
     const room = limit - this.inflight.size;
     if (this.stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && this.inflight.size > 0)) return 0;
     return room;
