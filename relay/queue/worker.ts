@@ -63,6 +63,17 @@ const BEHIND_CONCURRENCY = 32;
 const BEHIND_LAG_MS = 200;
 const BEHIND_HOLD_MS = 1_000;
 
+/** How many dispatches to keep in flight: all of them, unless admissions are in a burst. */
+export function inFlightLimit(concurrency: number, admissionBurst: boolean, queueBehind: boolean): number {
+  if (!admissionBurst) return concurrency;
+  return Math.min(concurrency, queueBehind ? BEHIND_CONCURRENCY : BURST_CONCURRENCY);
+}
+
+/** Whether the oldest of the jobs just claimed had waited so long since it fell due that the queue is behind. */
+export function fallingBehind(jobs: readonly Pick<ClaimedJob, 'run_at'>[], nowMs: number): boolean {
+  return jobs.some((j) => nowMs - Date.parse(j.run_at) > BEHIND_LAG_MS);
+}
+
 export interface Worker {
   stop(): Promise<void>;
 }
@@ -307,8 +318,6 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
  */
 class DeliveryWorker implements Worker {
   private readonly concurrency: number;
-  private readonly inBurst: number;
-  private readonly inBurstBehind: number;
   private readonly inflight = new Set<Promise<void>>();
   private readonly dispatching = new Set<number>(); // job ids, for lease renewal
   private readonly dispatcher: Dispatcher;
@@ -336,11 +345,6 @@ class DeliveryWorker implements Worker {
   ) {
     const { clock } = services;
     this.concurrency = deliveryConcurrency(services.config.delivery);
-    // Clients waiting on admission come first: during a burst of admissions at most the pace of an
-    // upstream is kept in flight, so the CPU goes to answering them and the queue absorbs the
-    // burst; full concurrency returns a second after it.
-    this.inBurst = Math.min(this.concurrency, BURST_CONCURRENCY);
-    this.inBurstBehind = Math.min(this.concurrency, BEHIND_CONCURRENCY);
     this.limits = new ProviderLimits(services.config.delivery, 0, clock.nowMs());
     this.dispatcher = {
       services,
@@ -423,8 +427,7 @@ class DeliveryWorker implements Worker {
 
   /** More in flight during a burst for a while when the oldest job claimed had waited too long. */
   private noteLag(jobs: ClaimedJob[]): void {
-    const oldest = Math.min(...jobs.map((j) => Date.parse(j.run_at)));
-    if (this.services.clock.nowMs() - oldest > BEHIND_LAG_MS) this.behindUntil = performance.now() + BEHIND_HOLD_MS;
+    if (fallingBehind(jobs, this.services.clock.nowMs())) this.behindUntil = performance.now() + BEHIND_HOLD_MS;
   }
 
   /**
@@ -433,7 +436,10 @@ class DeliveryWorker implements Worker {
    * and claims that many at once.
    */
   private room(): number {
-    const limit = !inAdmissionBurst(this.services) ? this.concurrency : performance.now() < this.behindUntil ? this.inBurstBehind : this.inBurst;
+    // Clients waiting on admission come first: during a burst of admissions at most the pace of an
+    // upstream is kept in flight, so the CPU goes to answering them and the queue absorbs the
+    // burst, unless it falls behind; full concurrency returns a second after the burst.
+    const limit = inFlightLimit(this.concurrency, inAdmissionBurst(this.services), performance.now() < this.behindUntil);
     const room = limit - this.inflight.size;
     if (this.stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && this.inflight.size > 0)) return 0;
     return room;
