@@ -1,9 +1,12 @@
 // The relay for the dashboard and search benches, in its own process so its RSS is its own.
 // Usage (forked by bench/dashboard.ts and bench/inbox-search.ts):
 //   node --import tsx bench/dashboard-target.ts <dataDir> <messages> [databaseUrl]
-// Fills the captured mail straight into the relay's tables (the raw message and its inbox entry
-// with its search terms, as the sink and the indexer would write them), on SQLite in the data
-// directory or on the PostgreSQL database given, then sends {url, smtpPort, adminToken, fillMs}
+// Fills the captured mail straight into the relay's tables, 1,000 messages a transaction, through
+// the relay's own storage functions: insertCapturedMessages (the sink's rows: the raw message and
+// its recipients) and insertInboxEntries (the indexer's: the entry, its tags and its short-term
+// grams, in multi-row statements), with the search terms relay/inbox/search-terms.ts computes;
+// only the parsing of each message (mailparser, the indexer's) is skipped, its results written
+// as the generator knows them. On SQLite in the data directory or on the PostgreSQL database given, then sends {url, smtpPort, adminToken, fillMs}
 // over IPC and answers {cmd: 'memory'} -> {rss}, {cmd: 'cpu'} -> process.cpuUsage() and
 // {cmd: 'stop'} -> {rss}, then exits.
 //

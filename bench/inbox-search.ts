@@ -28,8 +28,16 @@ export const CASES: Array<[string, string]> = [
   ['free text, common (all)', 'order'],
   ['free text, rare (1)', '"order 4242."'],
   ['free text, none', 'no-such-text'],
-  ['free text, two letters (under the trigram index)', 'zq'],
+  // Terms of one or two characters (their own index, 0020): none, every message, a ninth of the
+  // mail but only its oldest fifth (a newest-first walk passes 80,000 first), 2 % spread evenly,
+  // combined with a field term, and negated (nothing excluded; everything excluded: a scan).
+  ['free text, two characters, none', 'zq'],
+  ['free text, one character, every message', 'e'],
+  ['free text, two characters, the oldest ninth only', '" 1"'],
+  ['free text, two characters (2 %)', 'r7'],
+  ['free text, two characters, and from: (none)', 'zq from:billing'],
   ['-free text (none excluded)', '-zq'],
+  ['-free text, one character (all excluded: a scan)', '-e'],
   ['from: (a quarter)', 'from:billing'],
   ['-from: (three quarters)', '-from:billing'],
   ['to: (1/500)', 'to:user42@'],

@@ -12,6 +12,8 @@ import type { InboxEntry } from './storage/inbox.js';
 export interface BusEvents {
   /** Jobs were queued or became due: the worker claims (queue/worker.ts). */
   'jobs.ready': [];
+  /** A relay's admissions waiting for their commit: every relay's worker yields to a burst (domain/admission-load.ts). */
+  'admission.load': [report: { relay: string; waiting: number }];
   /** Webhook deliveries were put in the outbox: the dispatcher scans it (webhooks/dispatcher.ts). */
   'webhooks.ready': [];
   /** An email's timeline gained an event: `ravenctl listen` clients get it (webhooks/listen-hub.ts). */
@@ -34,6 +36,7 @@ export type BusEvent = keyof BusEvents;
  */
 export const BUS_SHARING: { readonly [E in BusEvent]: 'local' | 'shared' } = {
   'jobs.ready': 'shared',
+  'admission.load': 'shared',
   'webhooks.ready': 'shared',
   'email.event': 'shared',
   // Each relay indexes the mail its own sink captured.

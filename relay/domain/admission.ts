@@ -41,6 +41,7 @@ import { allRecipients, parseSendRequest, type SendRequest } from './send-reques
 import { readSubmission, submissionHash, type SubmittedMessage } from './submitted-message.js';
 import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
 import { announceEvents } from '../bus.js';
+import { admissionWaiting } from './admission-load.js';
 
 export interface AdmissionResult {
   status: 200 | 202;
@@ -71,11 +72,8 @@ function prepare(input: AdmissionInput, limits: RelayServices['config']['limits'
 
 export async function admitEmail(services: RelayServices, key: KeyPrincipal, input: AdmissionInput): Promise<AdmissionResult> {
   const admission: Admission = { key, ...prepare(input, services.config.limits) };
-  const load = loadOf(services);
-  if (++load.waiting >= BURST_WAITING) load.burstSeenAt = performance.now();
-  const { result, events } = await services.db
-    .writeBatched(admissionBatch(services), admission)
-    .finally(() => load.waiting--);
+  const waited = admissionWaiting(services);
+  const { result, events } = await services.db.writeBatched(admissionBatch(services), admission).finally(waited);
   if (!result.replayed) {
     announceEvents(services.bus, events);
     if (result.status === 202) services.bus.emit('jobs.ready');
@@ -96,32 +94,6 @@ interface Admitted {
   result: AdmissionResult;
   /** Empty for a replay: nothing new happened. */
   events: StoredEvent[];
-}
-
-// A burst: this many admissions waiting for their commit at once (at a steady few hundred a second
-// only a few wait at any moment). It lasts BURST_HOLD_MS after it was last seen: the count drops
-// to nothing at every commit, between one group and the next.
-const BURST_WAITING = 32;
-const BURST_HOLD_MS = 1_000;
-
-interface AdmissionLoad {
-  waiting: number;
-  /** performance.now() when a burst was last seen. */
-  burstSeenAt: number;
-}
-
-const loads = new WeakMap<RelayServices, AdmissionLoad>();
-
-function loadOf(services: RelayServices): AdmissionLoad {
-  let load = loads.get(services);
-  if (!load) loads.set(services, (load = { waiting: 0, burstSeenAt: -Infinity }));
-  return load;
-}
-
-/** Whether clients are kept waiting by a burst of admissions: the worker yields to them. */
-export function inAdmissionBurst(services: RelayServices): boolean {
-  const load = loads.get(services);
-  return load !== undefined && performance.now() - load.burstSeenAt < BURST_HOLD_MS;
 }
 
 const batches = new WeakMap<RelayServices, WriteBatch<Admission, Admitted>>();

@@ -17,7 +17,7 @@ import type { DeliveryProvider, OutboundMessage, ThreadedProvider } from '../del
 import { replayLogs } from '../delivery/thread-delivery.js';
 import type { DeliveryResult } from '../mail/delivery-result.js';
 import { senderDomain } from '../mail/mailbox.js';
-import { inAdmissionBurst } from '../domain/admission.js';
+import { burstAllowance } from '../domain/admission-load.js';
 import {
   PENDING_STATUSES,
   recordDeliveryResults,
@@ -52,7 +52,8 @@ const POLL_INTERVAL_MS = 1_000;
 // recovered as delivery_unknown at the next start.
 const STOP_TIMEOUT_MS = 10_000;
 
-// Dispatches kept in flight during a burst of admissions (domain/admission.ts)...
+// Dispatches kept in flight during a burst of admissions, shared out among the relays in it
+// (domain/admission-load.ts)...
 const BURST_CONCURRENCY = 8;
 // ...and this many for BEHIND_HOLD_MS when the jobs claimed had waited longer than BEHIND_LAG_MS
 // since they fell due: sustained load is one long burst, and the queue must keep pace with it,
@@ -63,10 +64,12 @@ const BEHIND_CONCURRENCY = 32;
 const BEHIND_LAG_MS = 200;
 const BEHIND_HOLD_MS = 1_000;
 
-/** How many dispatches to keep in flight: all of them, unless admissions are in a burst. */
-export function inFlightLimit(concurrency: number, admissionBurst: boolean, queueBehind: boolean): number {
-  if (!admissionBurst) return concurrency;
-  return Math.min(concurrency, queueBehind ? BEHIND_CONCURRENCY : BURST_CONCURRENCY);
+/**
+ * How many dispatches to keep in flight: all of them, unless admissions are in a burst; then this
+ * relay's share (`burstShare`: undefined when there is no burst) of the in-burst allowance.
+ */
+export function inFlightLimit(concurrency: number, queueBehind: boolean, burstShare: (allowance: number) => number | undefined): number {
+  return burstShare(Math.min(concurrency, queueBehind ? BEHIND_CONCURRENCY : BURST_CONCURRENCY)) ?? concurrency;
 }
 
 /** Whether the oldest of the jobs just claimed had waited so long since it fell due that the queue is behind. */
@@ -437,9 +440,10 @@ class DeliveryWorker implements Worker {
    */
   private room(): number {
     // Clients waiting on admission come first: during a burst of admissions at most the pace of an
-    // upstream is kept in flight, so the CPU goes to answering them and the queue absorbs the
-    // burst, unless it falls behind; full concurrency returns a second after the burst.
-    const limit = inFlightLimit(this.concurrency, inAdmissionBurst(this.services), performance.now() < this.behindUntil);
+    // upstream is kept in flight (shared among the relays in the burst), so the CPU goes to
+    // answering them and the queue absorbs the burst, unless it falls behind; full concurrency
+    // returns a second after the burst.
+    const limit = inFlightLimit(this.concurrency, performance.now() < this.behindUntil, (allowance) => burstAllowance(this.services, allowance));
     const room = limit - this.inflight.size;
     if (this.stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && this.inflight.size > 0)) return 0;
     return room;

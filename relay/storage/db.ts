@@ -7,9 +7,10 @@
 // WriteBatch are handed to its run() together, under one savepoint, so a hundred admissions cost a
 // handful of statements rather than a hundred times a dozen (every statement is a trip to the
 // sqlite3 thread pool and back through the event loop); a batch marked `ahead` (admissions) commits
-// before the other writes that queued with it, and cuts into a transaction of other writes already
-// under way (see GroupCommitWriter.drain). Both resolve only after COMMIT has
-// returned, so a caller that answers 202 afterwards has its rows on disk.
+// before the other writes that queued with it, cuts into a transaction of other writes already
+// under way, and joins one still running its statements (see GroupCommitWriter.drain). Both
+// resolve only after COMMIT has returned, so a caller that answers 202 afterwards has its rows on
+// disk.
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -258,16 +259,19 @@ class GroupCommitWriter {
   // one unit of other writes, and its admission shares their COMMIT (one fsync) instead of
   // following it with one of its own. A few SMTP sessions, each waiting for its own commit before
   // sending the next message, otherwise wait for a whole transaction of delivery writes a round.
+  // Admissions that arrive while an admission group runs its statements join it before its
+  // COMMIT, once (see commitGroup): they wait for one unit and share its fsync, instead of waiting
+  // for its COMMIT and then for a whole transaction of their own.
   private async drain(): Promise<void> {
     this.running = true;
     try {
       while (this.queue.length > 0) {
         const group = this.queue.splice(0, MAX_GROUP);
         const first = group.filter(isAhead);
-        if (first.length > 0) await this.commitGroup(unitsOf(first));
+        if (first.length > 0) await this.commitGroup(unitsOf(first), false);
         const rest = group.filter((w) => !isAhead(w));
         if (rest.length === 0) continue;
-        const unreached = (await this.commitGroup(unitsOf(rest), () => this.takeAhead())).flatMap((u) => u.writes);
+        const unreached = (await this.commitGroup(unitsOf(rest), true)).flatMap((u) => u.writes);
         for (const w of unreached) w.deferred = true;
         this.queue.unshift(...unreached);
       }
@@ -279,11 +283,14 @@ class GroupCommitWriter {
   // The savepoint bookkeeping rides in the same exec as its neighbour where it can (each exec is
   // one trip to the thread pool): BEGIN with the first SAVEPOINT, each RELEASE with the next
   // SAVEPOINT; a failed unit's ROLLBACK TO leaves its savepoint in place for the next unit, and
-  // COMMIT ends the last one. `cutIn`, when given, is asked between units (before any that holds a
-  // write deferred once already) for writes that may not wait for the rest: they run next, the
-  // transaction commits after them, and the units not reached are returned (to be queued again).
-  private async commitGroup(units: Unit[], cutIn?: () => PendingWrite[]): Promise<Unit[]> {
+  // COMMIT ends the last one. Writes that may not wait (takeAhead) are let into the transaction
+  // once: after its last unit, before COMMIT, and with `cutIn` also between units (before any that
+  // holds a write deferred once already). Between units they run next, the transaction commits
+  // after them, and the units not reached are returned (to be queued again); after the last unit
+  // they are simply its last unit. Once, so the writes already in it wait for one more unit at most.
+  private async commitGroup(units: Unit[], cutIn: boolean): Promise<Unit[]> {
     let unreached: Unit[] = [];
+    let letIn = false;
     try {
       await this.conn.exec('BEGIN IMMEDIATE; SAVEPOINT w');
     } catch (error) {
@@ -294,12 +301,14 @@ class GroupCommitWriter {
     const failures = new Map<Unit, unknown>();
     let clean = true; // whether savepoint w starts where the current state is
     try {
-      for (let i = 0; i < units.length; i++) {
-        const waiting = i > 0 && cutIn && !units[i]!.writes.some((w) => w.deferred) ? cutIn() : [];
+      for (let i = 0; ; i++) {
+        const boundary = i === units.length || (cutIn && i > 0 && !units[i]!.writes.some((w) => w.deferred));
+        const waiting = !letIn && boundary ? this.takeAhead() : [];
         if (waiting.length > 0) {
           unreached = units.splice(i, units.length - i, ...unitsOf(waiting));
-          cutIn = undefined;
+          letIn = true;
         }
+        if (i === units.length) break;
         const unit = units[i]!;
         if (!clean) await this.conn.exec('RELEASE w; SAVEPOINT w');
         try {

@@ -130,45 +130,87 @@ export async function capturedForIndexing(db: Reader, ids: readonly string[]): P
   return rows.map((row) => ({ ...row, seq: Number(row.seq), size: Number(row.size) }));
 }
 
-/** Inserts entries whose message still exists (a delete may have come first); returns those kept. */
-export async function insertInboxEntries(tx: Queryable, entries: readonly NewInboxEntry[]): Promise<InboxEntry[]> {
-  const kept: InboxEntry[] = [];
-  for (const { seq, message_id_term, tag_terms, ...e } of entries) {
-    const { changes } = await tx.run(
-      `INSERT INTO inbox_entries (message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments,
-         email_id, project_id, received_at, from_lc, to_lc, subject_lc, snippet_lc, header_message_id)
-       SELECT CAST(? AS BIGINT), ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?, ?, ?
-        WHERE EXISTS (SELECT 1 FROM captured_messages WHERE seq = ?)
-       ON CONFLICT DO NOTHING`,
-      [
-        seq,
-        e.id,
-        e.from_name,
-        e.from_address,
-        e.to,
-        e.subject,
-        e.snippet,
-        e.size,
-        e.attachments,
-        e.email_id,
-        e.project_id,
-        e.received_at,
-        `${e.from_name} ${e.from_address}`.toLowerCase(),
-        e.to.toLowerCase(),
-        e.subject.toLowerCase(),
-        e.snippet.toLowerCase(),
-        message_id_term,
-        seq,
-      ],
-    );
-    if (changes === 0) continue;
-    await insertTagTerms(tx, seq, tag_terms);
-    kept.push({ ...e, read: false });
-  }
-  return kept;
+/** The lower-cased search fields of an entry: from_lc, to_lc, subject_lc, snippet_lc. */
+function searchFieldsOf(e: Pick<InboxEntry, 'from_name' | 'from_address' | 'to' | 'subject' | 'snippet'>): string[] {
+  return [`${e.from_name} ${e.from_address}`.toLowerCase(), e.to.toLowerCase(), e.subject.toLowerCase(), e.snippet.toLowerCase()];
 }
 
-/** Trigrams index terms of three characters or more; shorter ones are matched by scanning. */
+/**
+ * Every distinct substring of one or two characters (code points) of each field: what the index
+ * of short terms holds for an entry (0020: its view inbox_grams_source is the definition).
+ */
+export function shortGramsOf(fields: readonly string[]): string[] {
+  const grams = new Set<string>();
+  for (const field of fields) {
+    const chars = [...field];
+    for (let i = 0; i < chars.length; i++) {
+      grams.add(chars[i]!);
+      if (i + 1 < chars.length) grams.add(chars[i]! + chars[i + 1]!);
+    }
+  }
+  return [...grams];
+}
+
+/** A gram as SQLite's inbox_grams holds it (0020): one token of the ASCII tokenizer, the hex of its UTF-8 bytes. */
+export const gramToken = (gram: string) => Buffer.from(gram, 'utf8').toString('hex').toUpperCase();
+
+const NEW_ENTRY_COLUMNS =
+  'message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments, email_id, project_id, received_at, from_lc, to_lc, subject_lc, snippet_lc, header_message_id';
+/** PostgreSQL's entries also carry their short grams (0020); SQLite's are in inbox_grams. */
+const NEW_ENTRY_COLUMNS_POSTGRES = `${NEW_ENTRY_COLUMNS}, short_grams`;
+/** One row of NEW_ENTRY_COLUMNS, typed where PostgreSQL cannot infer it (SQLite accepts the casts). */
+const NEW_ENTRY_TUPLE = '(CAST(? AS BIGINT), ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?, ?, ?)';
+const NEW_ENTRY_TUPLE_POSTGRES = `${NEW_ENTRY_TUPLE.slice(0, -1)}, CAST(? AS TEXT[]))`;
+/** Entries per INSERT: 17 or 18 parameters each, under both backends' parameter limits. */
+const ENTRIES_PER_STATEMENT = 500;
+
+/**
+ * Inserts entries whose message still exists (a delete may have come first) and their tag terms,
+ * in a few multi-row statements (the indexer's group commit, the bench's fill); returns those kept.
+ */
+export async function insertInboxEntries(tx: Queryable, entries: readonly NewInboxEntry[]): Promise<InboxEntry[]> {
+  const inserted = new Set<number>();
+  for (let i = 0; i < entries.length; i += ENTRIES_PER_STATEMENT) {
+    const chunk = entries.slice(i, i + ENTRIES_PER_STATEMENT);
+    const postgres = tx.dialect === 'postgres';
+    const values = chunk.flatMap(({ seq, message_id_term, tag_terms: _, ...e }) => [
+      seq,
+      e.id,
+      e.from_name,
+      e.from_address,
+      e.to,
+      e.subject,
+      e.snippet,
+      e.size,
+      e.attachments,
+      e.email_id,
+      e.project_id,
+      e.received_at,
+      ...searchFieldsOf(e),
+      message_id_term,
+      ...(postgres ? [shortGramsOf(searchFieldsOf(e))] : []),
+    ]);
+    // VALUES names its columns column1, column2, ... on both backends; WHERE also keeps SQLite
+    // from reading ON CONFLICT as a join's ON.
+    const rows = await tx.all<{ message_seq: number }>(
+      `INSERT INTO inbox_entries (${postgres ? NEW_ENTRY_COLUMNS_POSTGRES : NEW_ENTRY_COLUMNS})
+       SELECT * FROM (VALUES ${chunk.map(() => (postgres ? NEW_ENTRY_TUPLE_POSTGRES : NEW_ENTRY_TUPLE)).join(', ')}) v
+        WHERE EXISTS (SELECT 1 FROM captured_messages m WHERE m.seq = v.column1)
+       ON CONFLICT DO NOTHING RETURNING message_seq`,
+      values,
+    );
+    for (const r of rows) inserted.add(Number(r.message_seq));
+  }
+  const kept = entries.filter((e) => inserted.has(e.seq));
+  if (tx.dialect !== 'postgres') {
+    const grams = kept.map((e) => ({ rowid: e.seq, grams: shortGramsOf(searchFieldsOf(e)).map(gramToken).join(' ') }));
+    await insertRows(tx, 'inbox_grams', ['rowid', 'grams'], grams);
+  }
+  await insertRows(tx, 'inbox_tags', ['term', 'message_seq'], kept.flatMap((e) => e.tag_terms.map((term) => ({ term, message_seq: e.seq }))), 'ON CONFLICT DO NOTHING');
+  return kept.map(({ seq: _s, message_id_term: _m, tag_terms: _t, ...e }) => ({ ...e, read: false }));
+}
+
+/** Trigrams index terms of three characters (code points) or more; shorter ones have their own index (0020). */
 const MIN_INDEXED_CHARS = 3;
 const SEARCH_COLUMNS = { from: 'from_lc', to: 'to_lc', subject: 'subject_lc' } as const;
 
@@ -205,19 +247,34 @@ export async function searchInbox(
   // '%term%' for terms of three characters or more, as FTS5's trigram index does on SQLite.
   const instr = db.dialect === 'postgres' ? 'strpos' : 'instr';
   let trigramTerms = 0; // PostgreSQL's, which its planner may drive from
+  // Terms of one or two characters (code points, as both indexes count them): the index of
+  // short terms (0020) finds the entries holding them in some field; instr() below checks the field.
+  const shortTerms: string[] = [];
+  const substringOf = (columns: string[], term: string) => {
+    where.push(`(${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
+    params.push(...columns.map(() => term));
+  };
+  const trigramTermsSqlite: Array<[string[], string]> = [];
   const contains = (columns: string[], term: string) => {
-    if (term.length >= MIN_INDEXED_CHARS && db.dialect !== 'postgres') {
+    const chars = [...term].length;
+    if (chars >= MIN_INDEXED_CHARS && db.dialect !== 'postgres') {
       match.push(columns.length === 1 ? `${columns[0]} : ${phrase(term)}` : phrase(term));
+      trigramTermsSqlite.push([columns, term]);
       return;
     }
-    if (term.length >= MIN_INDEXED_CHARS) {
+    if (chars >= MIN_INDEXED_CHARS) {
       trigramTerms += 1;
       where.push(`(${columns.map((c) => `e.${c} LIKE ?`).join(' OR ')})`);
       params.push(...columns.map(() => likeSubstring(term)));
       return;
     }
-    where.push(`(${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
-    params.push(...columns.map(() => term));
+    shortTerms.push(term);
+    // PostgreSQL: a filter its planner may drive from (short_grams' GIN index) or check row by row.
+    if (db.dialect === 'postgres') {
+      where.push('e.short_grams @> CAST(? AS TEXT[])');
+      params.push([term]);
+    }
+    substringOf(columns, term);
   };
   // A negated term scans: an index finds rows that have a term, not those without it.
   const lacks = (columns: string[], term: string) => {
@@ -274,6 +331,17 @@ export async function searchInbox(
     params.push(search.project);
   }
 
+  // SQLite, both short and longer terms: the index whose terms are rarer drives, the other's are
+  // checked row by row (zq from:billing: the trigram index would walk a quarter of the mail).
+  const shortMatch = shortTerms.map((t) => phrase(gramToken(t))).join(' AND ');
+  if (match.length > 0 && shortTerms.length > 0 && search.messageIds.length === 0) {
+    const [grams, trigrams] = [await matchesUpTo(db, 'inbox_grams', shortMatch), await matchesUpTo(db, 'inbox_search', match.join(' AND '))];
+    if (grams < trigrams) {
+      for (const [columns, term] of trigramTermsSqlite) substringOf(columns, term);
+      match.length = 0;
+    }
+  }
+
   let sql: string;
   const bySeq = (column: string) => {
     if (page.before === undefined) return;
@@ -303,6 +371,30 @@ export async function searchInbox(
     const indexed = db.dialect === 'postgres' ? '' : 'INDEXED BY inbox_by_received';
     sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e ${indexed} WHERE ${where.join(' AND ')}
             ORDER BY e.received_at DESC, e.message_seq DESC LIMIT ?`;
+  } else if (shortTerms.length > 0 && search.messageIds.length === 0 && db.dialect !== 'postgres') {
+    // SQLite: inbox_grams yields the entries holding every short term, newest first.
+    bySeq('g.rowid');
+    sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
+             FROM inbox_grams g JOIN inbox_entries e ON e.message_seq = g.rowid
+            WHERE inbox_grams MATCH ? ${where.map((w) => `AND ${w}`).join(' ')}
+            ORDER BY g.rowid DESC LIMIT ?`;
+    params.unshift(shortMatch);
+  } else if (db.dialect === 'postgres' && (trigramTerms > 0 || shortTerms.length > 0) && search.messageIds.length === 0) {
+    // PostgreSQL, text terms: its planner, given ORDER BY message_seq and a LIMIT, walks the
+    // primary key newest first hoping to meet matches soon, and mail that matches only long ago
+    // defeats it (EXPLAIN at 100,000: "order 42" walked 57,000 entries, " 1" 80,000). So the
+    // newest entries are scanned first, where a common term fills its page; when they hold less,
+    // the order is hidden from the planner (+ 0) so that the indexes find every match, then sorted.
+    bySeq('e.message_seq');
+    const filters = where.join(' AND ');
+    const newest = await db.all<EntryRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM (SELECT * FROM inbox_entries ${page.before === undefined ? '' : 'WHERE message_seq < ?'}
+                                      ORDER BY message_seq DESC LIMIT ${NEWEST_SCANNED}) e
+        WHERE ${filters} ORDER BY e.message_seq DESC LIMIT ?`,
+      [...(page.before === undefined ? [] : [page.before.seq]), ...params, page.limit + 1],
+    );
+    if (newest.length > page.limit) return pageOf(newest, page.limit);
+    sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e WHERE ${filters} ORDER BY e.message_seq + 0 DESC LIMIT ?`;
   } else {
     bySeq('e.message_seq');
     // The partial index serves is:unread (unless a Message-ID, rarer still, has its own); otherwise the primary key walks newest first.
@@ -310,11 +402,27 @@ export async function searchInbox(
     sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e ${indexed} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
             ORDER BY e.message_seq DESC LIMIT ?`;
   }
-  const rows = await db.all<EntryRow>(sql, [...params, page.limit + 1]);
-  const entries = rows.slice(0, page.limit);
+  return pageOf(await db.all<EntryRow>(sql, [...params, page.limit + 1]), page.limit);
+}
+
+/** How many of the newest entries PostgreSQL scans for text terms before its indexes find the rest. */
+const NEWEST_SCANNED = 1000;
+
+/** How many matches of an FTS5 query are counted, at most, to tell which index is the rarer. */
+const PROBE_MATCHES = 1000;
+
+/** The entries an FTS5 table (inbox_search, inbox_grams) matches, counted up to PROBE_MATCHES. */
+async function matchesUpTo(db: Pick<Db, 'all'>, table: 'inbox_search' | 'inbox_grams', query: string): Promise<number> {
+  const [row] = await db.all<{ n: number }>(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ${PROBE_MATCHES})`, [query]);
+  return Number(row!.n);
+}
+
+/** A page from up to `limit + 1` rows: the next page starts after its last entry when there was one more. */
+function pageOf(rows: readonly EntryRow[], limit: number): { entries: InboxEntry[]; next: InboxCursor | null } {
+  const entries = rows.slice(0, limit);
   return {
     entries: entries.map(entryView),
-    next: rows.length > page.limit ? { seq: entries[entries.length - 1]!.message_seq, receivedAt: entries[entries.length - 1]!.received_at } : null,
+    next: rows.length > limit ? { seq: entries[entries.length - 1]!.message_seq, receivedAt: entries[entries.length - 1]!.received_at } : null,
   };
 }
 

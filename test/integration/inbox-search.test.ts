@@ -6,12 +6,23 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import nodemailer from 'nodemailer';
 import { startInboxIndexer } from '../../relay/inbox/indexer.js';
+import { gramToken, shortGramsOf } from '../../relay/storage/inbox.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
 import { createProjectWithKey, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 /** Waits until the inbox lists `n` messages (the indexer runs after the capture). */
 async function inboxHolds(t: TestRelay, n: number): Promise<void> {
   while ((await t.admin('GET', '/admin/v1/inbox')).body.messages.length !== n) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** Sends each message to the sink over SMTP. */
+async function sendToSink(t: TestRelay, messages: Array<Parameters<ReturnType<typeof nodemailer.createTransport>['sendMail']>[0]>): Promise<void> {
+  const transport = nodemailer.createTransport({ host: t.relay.smtpHost, port: t.relay.smtpPort, ignoreTLS: true });
+  try {
+    for (const message of messages) await transport.sendMail(message);
+  } finally {
+    transport.close();
+  }
 }
 
 /** The subjects a search finds, sorted. */
@@ -138,20 +149,17 @@ describe('tag: and message-id: (migration 0016)', () => {
       assert.equal((await t.waitForFinal(sent.body.id)).status, 'delivered');
     }
     // Raw SMTP into the sink: X-Tags headers (Mailpit's form, two of them) and Message-IDs.
-    const transport = nodemailer.createTransport({ host: t.relay.smtpHost, port: t.relay.smtpPort, ignoreTLS: true });
-    try {
-      await transport.sendMail({
+    await sendToSink(t, [
+      {
         from: 'ci@tags.test',
         to: 'qa@tags.test',
         subject: 'Nightly build',
         text: 'Green.',
         messageId: '<Build.42@CI.Tags.Test>',
         headers: { 'X-Tags': 'Tag 1,  nightly , plan=Enterprise' },
-      });
-      await transport.sendMail({ from: 'ci@tags.test', to: 'qa@tags.test', subject: 'Untagged', text: 'Plain.', messageId: '<untagged.7@tags.test>' });
-    } finally {
-      transport.close();
-    }
+      },
+      { from: 'ci@tags.test', to: 'qa@tags.test', subject: 'Untagged', text: 'Plain.', messageId: '<untagged.7@tags.test>' },
+    ]);
     await inboxHolds(t, 4);
   });
   after(() => t.stop());
@@ -222,5 +230,89 @@ describe('tag: and message-id: (migration 0016)', () => {
     const left = await t.relay.services.db.get<{ n: number }>("SELECT count(*) AS n FROM inbox_tags WHERE term = 'nightly'");
     assert.equal(Number(left!.n), 0);
     assert.deepEqual(await subjects('tag:plan'), ['Welcome aboard', 'Your receipt']);
+  });
+});
+
+describe('terms of one or two characters (migration 0020: their own index)', () => {
+  let t: TestRelay;
+  before(async () => {
+    t = await startTestRelay();
+    await sendToSink(t, [
+      { from: 'Zoë <zoe@short.test>', to: 'a@short.test', subject: 'Café ☕ order', text: 'Déjà vu 😀x' },
+      { from: 'Max <max@short.test>', to: 'b@short.test', subject: 'qz report', text: 'plain text' },
+      { from: 'Ann <ann@short.test>', to: 'c@short.test', subject: 'Weekly', text: 'nothing here q' },
+    ]);
+    await inboxHolds(t, 3);
+  });
+  after(() => t.stop());
+
+  const subjects = (q: string) => subjectsFound(t, q);
+
+  test('a short term matches wherever it is a substring, as the scan it replaces did, in any script', async () => {
+    assert.deepEqual(await subjects('q'), ['Weekly', 'qz report']);
+    assert.deepEqual(await subjects('Q'), ['Weekly', 'qz report']);
+    assert.deepEqual(await subjects('qz'), ['qz report']);
+    assert.deepEqual(await subjects('zq'), []);
+    assert.deepEqual(await subjects('ë'), ['Café ☕ order']);
+    assert.deepEqual(await subjects('é'), ['Café ☕ order']);
+    assert.deepEqual(await subjects('☕'), ['Café ☕ order']);
+    // One code point (two UTF-16 units), and two code points (three units: once sent to the trigram index, which found nothing).
+    assert.deepEqual(await subjects('😀'), ['Café ☕ order']);
+    assert.deepEqual(await subjects('😀x'), ['Café ☕ order']);
+    assert.deepEqual(await subjects('" r"'), ['qz report']);
+    assert.deepEqual(await subjects('" ☕"'), ['Café ☕ order']);
+    // Never across two fields: Max's address ends in t, the To in b; the subject in t, the text in p.
+    assert.deepEqual(await subjects('tb'), []);
+    assert.deepEqual(await subjects('tp'), []);
+  });
+
+  test('short field terms, negated, combined with other terms, paged', async () => {
+    assert.deepEqual(await subjects('from:ë'), ['Café ☕ order']);
+    assert.deepEqual(await subjects('from:qz'), []);
+    assert.deepEqual(await subjects('subject:qz'), ['qz report']);
+    assert.deepEqual(await subjects('to:"b@"'), ['qz report']);
+    assert.deepEqual(await subjects('-q'), ['Café ☕ order']);
+    assert.deepEqual(await subjects('-é -zq'), ['Weekly', 'qz report']);
+    assert.deepEqual(await subjects('-from:ë'), ['Weekly', 'qz report']);
+    assert.deepEqual(await subjects('q report'), ['qz report']);
+    assert.deepEqual(await subjects('q -qz'), ['Weekly']);
+    assert.deepEqual(await subjects('q é'), []);
+    assert.deepEqual(await subjects('q from:ann is:unread'), ['Weekly']);
+    assert.deepEqual(await subjects('é has:attachment'), []);
+    const seen: string[] = [];
+    let cursor = '';
+    for (let pages = 0; pages < 5; pages++) {
+      const res = await t.admin('GET', `/admin/v1/inbox?limit=1&q=q${cursor ? `&cursor=${cursor}` : ''}`);
+      seen.push(...res.body.messages.map((m: { subject: string }) => m.subject));
+      if (res.body.next_cursor === null) break;
+      cursor = res.body.next_cursor;
+    }
+    assert.deepEqual(seen, ['Weekly', 'qz report']);
+  });
+
+  test("the index holds what 0020's definition (the view that filled it for older mail) says", async () => {
+    const { db } = t.relay.services;
+    const rows = await db.all<{ message_seq: number; from_lc: string; to_lc: string; subject_lc: string; snippet_lc: string; grams: string | string[] }>(
+      `SELECT e.message_seq, e.from_lc, e.to_lc, e.subject_lc, e.snippet_lc, s.grams FROM inbox_entries e JOIN inbox_grams_source s ON s.message_seq = e.message_seq`,
+    );
+    assert.equal(rows.length, 3);
+    for (const r of rows) {
+      const fields = [r.from_lc, r.to_lc, r.subject_lc, r.snippet_lc];
+      const sql = typeof r.grams === 'string' ? r.grams.split(' ') : r.grams;
+      const js = TEST_BACKEND === 'postgres' ? shortGramsOf(fields) : shortGramsOf(fields).map(gramToken);
+      assert.deepEqual([...sql].sort(), [...js].sort());
+      if (TEST_BACKEND === 'postgres') {
+        const stored = await db.get<{ short_grams: string[] }>('SELECT short_grams FROM inbox_entries WHERE message_seq = ?', [r.message_seq]);
+        assert.deepEqual([...stored!.short_grams].sort(), [...js].sort());
+      }
+    }
+    // A deleted message leaves nothing behind for a short term to find.
+    const [zoe] = (await t.admin('GET', `/admin/v1/inbox?q=${encodeURIComponent('ë')}`)).body.messages;
+    assert.equal((await t.admin('DELETE', `/admin/v1/messages/${zoe.id}`)).status, 204);
+    assert.deepEqual(await subjects('ë'), []);
+    if (TEST_BACKEND === 'sqlite') {
+      const left = await db.get<{ n: number }>('SELECT count(*) AS n FROM inbox_grams WHERE inbox_grams MATCH ?', [`"${gramToken('ë')}"`]);
+      assert.equal(Number(left!.n), 0);
+    }
   });
 });

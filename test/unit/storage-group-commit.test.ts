@@ -110,3 +110,34 @@ test('writes an admission was cut in front of once are not cut in front of again
   await Promise.all([a2, second.done, third]);
   assert.deepEqual((await logged()).slice(-6), ['h', 'o1', 'a1', 'o2', 'o3', 'a2']);
 });
+
+test('an admission that arrives while an admission group runs its statements joins it before its COMMIT', async () => {
+  // The first item of this batch holds its transaction open until released; each item notes
+  // whether the item before it was already committed (visible on the read connection) when it ran.
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const seenCommitted = new Map<string, boolean>();
+  const admissions: WriteBatch<string, string> = {
+    ahead: true,
+    async run(tx, items) {
+      for (const what of items) {
+        await tx.run('INSERT INTO log (what) VALUES (?)', [what]);
+        seenCommitted.set(what, (await db.get("SELECT what FROM log WHERE what = 'join-1'")) !== undefined);
+        if (what === 'join-1') {
+          entered();
+          await held;
+        }
+      }
+      return items.map((value) => ({ status: 'fulfilled' as const, value }));
+    },
+  };
+  const first = db.writeBatched(admissions, 'join-1');
+  await inside;
+  const second = db.writeBatched(admissions, 'join-2');
+  release();
+  assert.deepEqual(await Promise.all([first, second]), ['join-1', 'join-2']);
+  assert.equal(seenCommitted.get('join-2'), false, 'join-2 ran in join-1\'s transaction, before its COMMIT');
+  assert.deepEqual((await logged()).slice(-2), ['join-1', 'join-2']);
+});

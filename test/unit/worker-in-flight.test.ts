@@ -6,14 +6,19 @@ import { describe, test } from 'node:test';
 import { fallingBehind, inFlightLimit } from '../../relay/queue/worker.js';
 
 describe('the worker in flight', () => {
-  test('full concurrency without a burst; 8 in a burst; 32 in a burst the queue falls behind', () => {
-    assert.equal(inFlightLimit(64, false, false), 64);
-    assert.equal(inFlightLimit(64, false, true), 64);
-    assert.equal(inFlightLimit(64, true, false), 8);
-    assert.equal(inFlightLimit(64, true, true), 32);
+  test('full concurrency without a burst; 8 in a burst; 32 in a burst the queue falls behind; shared among relays', () => {
+    const noBurst = () => undefined;
+    const alone = (allowance: number) => allowance;
+    const amongThree = (allowance: number) => Math.max(1, Math.floor(allowance / 3));
+    assert.equal(inFlightLimit(64, false, noBurst), 64);
+    assert.equal(inFlightLimit(64, true, noBurst), 64);
+    assert.equal(inFlightLimit(64, false, alone), 8);
+    assert.equal(inFlightLimit(64, true, alone), 32);
+    assert.equal(inFlightLimit(64, false, amongThree), 2);
+    assert.equal(inFlightLimit(64, true, amongThree), 10);
     // Never above the configured concurrency.
-    assert.equal(inFlightLimit(4, true, false), 4);
-    assert.equal(inFlightLimit(16, true, true), 16);
+    assert.equal(inFlightLimit(4, false, alone), 4);
+    assert.equal(inFlightLimit(16, true, alone), 16);
   });
 
   test('behind when a job claimed had waited more than 200 ms since it fell due', () => {

@@ -1,0 +1,32 @@
+import { fork } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createTestDatabase, startPostgresServer } from './test/helpers/postgres-server.js';
+const N = process.argv[2] ?? '100000';
+const server = await startPostgresServer({ durable: true });
+const db = await createTestDatabase(server.url);
+console.log('db', db.url);
+const dir = await mkdtemp(path.join(os.tmpdir(), 'i23-explain-'));
+const child = fork('bench/dashboard-target.ts', [dir, N, db.url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--import', 'tsx'] });
+const info: any = await new Promise((r) => child.once('message', r));
+console.log('filled', info.fillMs);
+const c = new pg.Client({ connectionString: db.url });
+await c.connect();
+const explain = async (name: string, sql: string, params: unknown[]) => {
+  const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params);
+  console.log(`--- ${name}\n${r.rows.map((x: any) => x['QUERY PLAN']).join('\n')}`);
+};
+const COLS = 'message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments, email_id, project_id, received_at, read_at';
+const text4 = (n: number) => `(e.subject_lc LIKE $${n} OR e.from_lc LIKE $${n} OR e.to_lc LIKE $${n} OR e.snippet_lc LIKE $${n})`;
+await explain('tag + two words', `SELECT ${COLS} FROM inbox_entries e WHERE ${text4(1)} AND EXISTS (SELECT 1 FROM inbox_tags t WHERE t.term = $2 AND t.message_seq = e.message_seq) ORDER BY e.message_seq DESC LIMIT 51`, ['%order 42%', 'plan=pro']);
+await explain('two words alone', `SELECT ${COLS} FROM inbox_entries e WHERE ${text4(1)} ORDER BY e.message_seq DESC LIMIT 51`, ['%order 42%']);
+const short = (t: string, extra = '') => explain(`short ${t} ${extra}`, `SELECT ${COLS} FROM inbox_entries e WHERE e.short_grams @> CAST($1 AS TEXT[]) AND (strpos(e.subject_lc, $2) > 0 OR strpos(e.from_lc, $2) > 0 OR strpos(e.to_lc, $2) > 0 OR strpos(e.snippet_lc, $2) > 0) ${extra} ORDER BY e.message_seq DESC LIMIT 51`, [[t], t]);
+await short('zq'); await short('e'); await short(' 1'); await short('r7'); await short('zq', "AND e.from_lc LIKE '%billing%'");
+console.log(JSON.stringify({ url: db.url }));
+if (process.env.KEEP) { await new Promise(() => {}); }
+await c.end();
+child.send({ cmd: 'stop' });
+await new Promise((r) => child.once('message', r));
+await db.drop(); await server.stop();

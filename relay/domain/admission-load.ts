@@ -1,0 +1,120 @@
+// Whether clients are kept waiting by a burst of admissions, so the delivery worker yields the
+// cores to them (queue/worker.ts) and the queue absorbs the burst.
+//
+// A burst is BURST_WAITING admissions waiting for their commit at once (at a steady few hundred a
+// second only a few wait at any moment), counted over every relay of one PostgreSQL database: each
+// relay tells the others its count over the shared bus (at most every REPORT_EVERY_MS while
+// admissions wait, and once more when none do), so three relays with sixteen clients each see the
+// burst one relay with forty-eight sees. The burst's delivery allowance is shared out among the
+// relays in it: three relays in a burst deliver what one would, not three times as much
+// (measured: with each relay at one relay's allowance, delivery kept pace with admission and took
+// four fifths of the CPU, BENCHMARKS.md). A relay whose own clients wait for nothing is not in a
+// burst: its worker keeps full concurrency.
+import { randomUUID } from 'node:crypto';
+import type { RelayServices } from '../services.js';
+
+const BURST_WAITING = 32;
+// A burst lasts this long after it was last seen: the count drops to nothing at every commit,
+// between one group and the next.
+const BURST_HOLD_MS = 1_000;
+/** A relay tells the others its count at most this often: the most that waited since it last did. */
+const REPORT_EVERY_MS = 100;
+/** Another relay's report counts for this long (a relay that died stops counting then). */
+const REPORT_FRESH_MS = 2_000;
+
+interface AdmissionLoad {
+  /** This relay, in its reports. */
+  readonly relay: string;
+  waiting: number;
+  /** The most admissions that waited here since the last report. */
+  peak: number;
+  /** performance.now() when a burst was last seen. */
+  burstSeenAt: number;
+  /** The relays with admissions waiting when it was (this one included). */
+  burstRelays: number;
+  reportedAt: number;
+  reported: number;
+  reportTimer: NodeJS.Timeout | undefined;
+  /** The other relays' latest reports, at performance.now() of their arrival. */
+  readonly peers: Map<string, { waiting: number; at: number }>;
+}
+
+const loads = new WeakMap<RelayServices, AdmissionLoad>();
+
+function loadOf(services: RelayServices): AdmissionLoad {
+  let load = loads.get(services);
+  if (!load) {
+    const made: AdmissionLoad = {
+      relay: randomUUID(),
+      waiting: 0,
+      peak: 0,
+      burstSeenAt: -Infinity,
+      burstRelays: 1,
+      reportedAt: -Infinity,
+      reported: 0,
+      reportTimer: undefined,
+      peers: new Map(),
+    };
+    services.bus.on('admission.load', (report) => {
+      if (report.relay !== made.relay) made.peers.set(report.relay, { waiting: report.waiting, at: performance.now() });
+    });
+    loads.set(services, (load = made));
+  }
+  return load;
+}
+
+/** Tells the other relays what waited here since the last report, now or once REPORT_EVERY_MS has passed since it. */
+function changed(services: RelayServices, load: AdmissionLoad): void {
+  load.peak = Math.max(load.peak, load.waiting);
+  if (load.reportTimer !== undefined) return;
+  const send = () => {
+    load.reportTimer = undefined;
+    if (load.peak === load.reported && load.peak === load.waiting) return;
+    load.reportedAt = performance.now();
+    load.reported = load.peak;
+    load.peak = load.waiting;
+    services.bus.emit('admission.load', { relay: load.relay, waiting: load.reported });
+  };
+  const wait = REPORT_EVERY_MS - (performance.now() - load.reportedAt);
+  if (wait <= 0) send();
+  else {
+    load.reportTimer = setTimeout(send, wait);
+    load.reportTimer.unref();
+  }
+}
+
+/** An admission starts waiting for its commit; the returned function ends the wait. */
+export function admissionWaiting(services: RelayServices): () => void {
+  const load = loadOf(services);
+  const now = performance.now();
+  load.waiting++;
+  let waiting = load.waiting;
+  let relays = 1;
+  for (const [relay, peer] of load.peers) {
+    if (now - peer.at > REPORT_FRESH_MS) load.peers.delete(relay);
+    else if (peer.waiting > 0) {
+      waiting += peer.waiting;
+      relays++;
+    }
+  }
+  if (waiting >= BURST_WAITING) {
+    load.burstSeenAt = now;
+    load.burstRelays = relays;
+  }
+  changed(services, load);
+  return () => {
+    load.waiting--;
+    changed(services, load);
+  };
+}
+
+/**
+ * During a burst of admissions, this relay's share of the delivery allowance `allowance`
+ * (at least 1); undefined when there is none.
+ */
+export function burstAllowance(services: RelayServices, allowance: number): number | undefined {
+  // The worker asks from its start: from then on this relay hears the others' reports.
+  const load = loadOf(services);
+  if (performance.now() - load.burstSeenAt >= BURST_HOLD_MS) return undefined;
+  return Math.max(1, Math.floor(allowance / load.burstRelays));
+}

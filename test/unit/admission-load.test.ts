@@ -1,0 +1,50 @@
+// A burst of admissions is counted over every relay on one database: sixteen waiting here and
+// twenty reported by another relay are a burst, and the relays in it share one relay's delivery
+// allowance; sixteen alone are not one. Each relay reports the most that waited since its last report.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { admissionWaiting, burstAllowance } from '../../relay/domain/admission-load.js';
+import { RelayBus } from '../../relay/bus.js';
+import type { RelayServices } from '../../relay/services.js';
+
+const relay = () => {
+  const bus = new RelayBus();
+  const reports: Array<{ relay: string; waiting: number }> = [];
+  bus.on('admission.load', (r) => reports.push(r));
+  return { services: { bus } as unknown as RelayServices, bus, reports };
+};
+
+test('sixteen admissions waiting on one relay alone are no burst', () => {
+  const { services } = relay();
+  const done = Array.from({ length: 16 }, () => admissionWaiting(services));
+  assert.equal(burstAllowance(services, 8), undefined);
+  for (const d of done) d();
+});
+
+test("another relay's waiting admissions count: the burst's allowance is shared between the relays in it", () => {
+  const { services, bus } = relay();
+  assert.equal(burstAllowance(services, 8), undefined); // the worker asks from its start
+  bus.emit('admission.load', { relay: 'other', waiting: 20 });
+  const done = Array.from({ length: 12 }, () => admissionWaiting(services));
+  assert.equal(burstAllowance(services, 8), 4);
+  bus.emit('admission.load', { relay: 'third', waiting: 5 });
+  done.push(admissionWaiting(services));
+  assert.equal(burstAllowance(services, 8), 2);
+  for (const d of done) d();
+});
+
+test('a relay reports its own count at once, then at most every 100 ms with the most that waited meanwhile', async () => {
+  const { services, reports } = relay();
+  const first = admissionWaiting(services);
+  assert.equal(reports.length, 1);
+  assert.equal(reports[0]!.waiting, 1);
+  const more = Array.from({ length: 4 }, () => admissionWaiting(services));
+  for (const d of more) d();
+  first();
+  assert.equal(reports.length, 1);
+  await new Promise((r) => setTimeout(r, 150));
+  assert.equal(reports.length, 2);
+  assert.equal(reports[1]!.waiting, 5);
+  // Its own reports are not another relay's.
+  assert.equal(burstAllowance(services, 8), undefined);
+});
