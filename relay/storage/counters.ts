@@ -163,14 +163,9 @@ const RESERVE_SQL = `WITH reserve AS (
   SELECT CAST(? AS text), CAST(? AS text), CAST(? AS text), CAST(? AS text) FROM (SELECT set_config('synchronous_commit', 'off', true)) AS s
 ), `;
 
-async function chargeOnPostgres(
-  tx: Queryable,
-  month: string,
-  atMs: number,
-  rate: readonly RateCharge[],
-  usage: readonly UsageCharge[],
-  reservation?: Reservation,
-): Promise<CounterState | undefined> {
+type ChargeArgs = [tx: Queryable, month: string, atMs: number, rate: readonly RateCharge[], usage: readonly UsageCharge[], reservation?: Reservation];
+
+async function chargeOnPostgres(...[tx, month, atMs, rate, usage, reservation]: ChargeArgs): Promise<CounterState | undefined> {
   const caps = usage.map((u) => Math.floor(u.cap ?? UNCAPPED));
   const sql = reservation ? RESERVE_SQL + CHARGE_SQL.trimStart().slice('WITH '.length) : CHARGE_SQL;
   const rows = await tx.all<CounterRow>(sql, [
@@ -193,14 +188,7 @@ async function chargeOnPostgres(
 }
 
 /** Charges the counters (PostgreSQL: each only if it still fits; false if one did not). */
-async function charge(
-  tx: Queryable,
-  month: string,
-  atMs: number,
-  rate: readonly RateCharge[],
-  usage: readonly UsageCharge[],
-  reservation?: Reservation,
-): Promise<boolean> {
+async function charge(...[tx, month, atMs, rate, usage, reservation]: ChargeArgs): Promise<boolean> {
   const rateCharges = rate.filter((r) => r.hits > 0);
   const usageCharges = usage.filter((u) => u.recipients > 0);
   if (tx.dialect === 'postgres') {
