@@ -1,7 +1,8 @@
 // A load target run in its own process so autocannon (in the parent) does not share its event loop.
 // Usage (forked by bench/run.ts): node --import tsx bench/target.ts <node|sqlite|relay> <dataDir>
 // Sends {url, apiKey, domain, projectId, adminToken} over IPC when ready, then answers each request:
-// {cmd: 'memory'} -> {rss, peakRss}; {cmd: 'stop'} -> {rss, peakRss}, then exits.
+// {cmd: 'memory'} -> {rss, peakRss}; {cmd: 'indexed'} (relay) -> once every captured message has its
+// inbox entry; {cmd: 'stop'} -> {rss, peakRss}, then exits.
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -195,6 +196,11 @@ async function startRelayTarget() {
     submissionPort: relay.submission.port,
     bootstrap,
     stop: () => relay.stop(),
+    /** Resolves once every captured message has its inbox entry (the indexer's deferred work is done). */
+    indexed: async () => {
+      const count = async (table: string) => Number((await relay.services.db.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))?.n ?? 0);
+      while ((await count('inbox_entries')) < (await count('captured_messages'))) await new Promise((r) => setTimeout(r, 20));
+    },
   };
 }
 
@@ -219,6 +225,7 @@ type Target = {
   submissionPort?: number;
   bootstrap?: Bootstrap;
   stop(): Promise<unknown>;
+  indexed?: () => Promise<void>;
 };
 const target: Target = kind === 'node' ? await startNode() : kind === 'sqlite' ? await startSqlite() : await startRelayTarget();
 process.send!({
@@ -233,9 +240,12 @@ process.send!({
 });
 process.on('disconnect', () => process.exit(1));
 // Requests from bench/run.ts; each gets one reply.
-process.on('message', async (m: { cmd: 'memory' | 'stop' }) => {
+process.on('message', async (m: { cmd: 'memory' | 'stop' | 'indexed' }) => {
   if (m.cmd === 'memory') {
     process.send!(await memory());
+  } else if (m.cmd === 'indexed') {
+    await target.indexed?.();
+    process.send!({ indexed: true });
   } else if (m.cmd === 'stop') {
     clearInterval(sampler);
     const mem = await memory();

@@ -64,6 +64,19 @@ const BEHIND_CONCURRENCY = 32;
 const BEHIND_LAG_MS = 200;
 const BEHIND_HOLD_MS = 1_000;
 
+/**
+ * How many dispatches to keep in flight: all of them, unless admissions are in a burst; then this
+ * relay's share (`burstShare`: undefined when there is no burst) of the in-burst allowance.
+ */
+export function inFlightLimit(concurrency: number, queueBehind: boolean, burstShare: (allowance: number) => number | undefined): number {
+  return burstShare(Math.min(concurrency, queueBehind ? BEHIND_CONCURRENCY : BURST_CONCURRENCY)) ?? concurrency;
+}
+
+/** Whether the oldest of the jobs just claimed had waited so long since it fell due that the queue is behind. */
+export function fallingBehind(jobs: readonly Pick<ClaimedJob, 'run_at'>[], nowMs: number): boolean {
+  return jobs.some((j) => nowMs - Date.parse(j.run_at) > BEHIND_LAG_MS);
+}
+
 export interface Worker {
   stop(): Promise<void>;
 }
@@ -308,8 +321,6 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
  */
 class DeliveryWorker implements Worker {
   private readonly concurrency: number;
-  private readonly inBurst: number;
-  private readonly inBurstBehind: number;
   private readonly inflight = new Set<Promise<void>>();
   private readonly dispatching = new Set<number>(); // job ids, for lease renewal
   private readonly dispatcher: Dispatcher;
@@ -337,11 +348,6 @@ class DeliveryWorker implements Worker {
   ) {
     const { clock } = services;
     this.concurrency = deliveryConcurrency(services.config.delivery);
-    // Clients waiting on admission come first: during a burst of admissions at most the pace of an
-    // upstream is kept in flight, so the CPU goes to answering them and the queue absorbs the
-    // burst; full concurrency returns a second after it.
-    this.inBurst = Math.min(this.concurrency, BURST_CONCURRENCY);
-    this.inBurstBehind = Math.min(this.concurrency, BEHIND_CONCURRENCY);
     this.limits = new ProviderLimits(services.config.delivery, 0, clock.nowMs());
     this.dispatcher = {
       services,
@@ -424,8 +430,7 @@ class DeliveryWorker implements Worker {
 
   /** More in flight during a burst for a while when the oldest job claimed had waited too long. */
   private noteLag(jobs: ClaimedJob[]): void {
-    const oldest = Math.min(...jobs.map((j) => Date.parse(j.run_at)));
-    if (this.services.clock.nowMs() - oldest > BEHIND_LAG_MS) this.behindUntil = performance.now() + BEHIND_HOLD_MS;
+    if (fallingBehind(jobs, this.services.clock.nowMs())) this.behindUntil = performance.now() + BEHIND_HOLD_MS;
   }
 
   /**
@@ -434,7 +439,11 @@ class DeliveryWorker implements Worker {
    * and claims that many at once.
    */
   private room(): number {
-    const limit = burstAllowance(this.services, performance.now() < this.behindUntil ? this.inBurstBehind : this.inBurst) ?? this.concurrency;
+    // Clients waiting on admission come first: during a burst of admissions at most the pace of an
+    // upstream is kept in flight (shared among the relays in the burst), so the CPU goes to
+    // answering them and the queue absorbs the burst, unless it falls behind; full concurrency
+    // returns a second after the burst.
+    const limit = inFlightLimit(this.concurrency, performance.now() < this.behindUntil, (allowance) => burstAllowance(this.services, allowance));
     const room = limit - this.inflight.size;
     if (this.stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && this.inflight.size > 0)) return 0;
     return room;

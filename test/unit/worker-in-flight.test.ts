@@ -1,0 +1,33 @@
+// How many dispatches the worker keeps in flight (relay/queue/worker.ts): all of them, fewer while
+// admissions are in a burst (clients first), and more of those again when the queue falls behind
+// the burst (sustained load must not queue up for its whole length).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { fallingBehind, inFlightLimit } from '../../relay/queue/worker.js';
+
+describe('the worker in flight', () => {
+  test('full concurrency without a burst; 8 in a burst; 32 in a burst the queue falls behind; shared among relays', () => {
+    const noBurst = () => undefined;
+    const alone = (allowance: number) => allowance;
+    const amongThree = (allowance: number) => Math.max(1, Math.floor(allowance / 3));
+    assert.equal(inFlightLimit(64, false, noBurst), 64);
+    assert.equal(inFlightLimit(64, true, noBurst), 64);
+    assert.equal(inFlightLimit(64, false, alone), 8);
+    assert.equal(inFlightLimit(64, true, alone), 32);
+    assert.equal(inFlightLimit(64, false, amongThree), 2);
+    assert.equal(inFlightLimit(64, true, amongThree), 10);
+    // Never above the configured concurrency.
+    assert.equal(inFlightLimit(4, false, alone), 4);
+    assert.equal(inFlightLimit(16, true, alone), 16);
+  });
+
+  test('behind when a job claimed had waited more than 200 ms since it fell due', () => {
+    const now = Date.parse('2026-01-01T00:00:01.000Z');
+    const due = (msAgo: number) => ({ run_at: new Date(now - msAgo).toISOString() });
+    assert.equal(fallingBehind([due(0), due(150)], now), false);
+    assert.equal(fallingBehind([due(0), due(201)], now), true);
+    assert.equal(fallingBehind([due(5_000)], now), true);
+    // A job due later than now (a test clock set back) is not behind.
+    assert.equal(fallingBehind([due(-1_000)], now), false);
+  });
+});
