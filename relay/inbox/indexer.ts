@@ -27,7 +27,7 @@ import { searchTermsOf } from './search-terms.js';
 
 const CATCH_UP_BATCH = 500;
 /** While the sink is busy, how long captured mail may wait for its entry (a dashboard's live row). */
-const MAX_DELAY_MS = 500;
+const MAX_DELAY_MS = 200;
 /** Messages per batch; a fuller backlog is indexed without waiting for a quiet sink. */
 const MAX_BATCH = 500;
 /** Messages parsed and written per unit: captures cut in between units. */
