@@ -26,6 +26,7 @@ import { openPostgres } from '../relay/storage/postgres/db.js';
 import { createTestDatabase, startPostgresServer } from '../test/helpers/postgres-server.js';
 import { startRelayProcess, type RelayProcess } from '../test/helpers/relay-process.js';
 import { fullestWindow } from '../test/helpers/sliding-window.js';
+import { cpuSeconds, settled } from './process-cpu.js';
 
 const here = fileURLToPath(import.meta.url);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -127,8 +128,6 @@ async function serveCeiling(url: string): Promise<void> {
 }
 
 // ---------- CPU of each process ----------
-const TICKS = 100; // USER_HZ on Linux
-
 /** Seconds a process's threads spent runnable but waiting for a CPU (schedstat), 0 once it is gone. */
 function runDelaySeconds(pid: number): number {
   try {
@@ -138,16 +137,11 @@ function runDelaySeconds(pid: number): number {
   }
 }
 
-/** utime + stime of a process in seconds, 0 once it is gone. */
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS;
-  } catch {
-    return 0;
-  }
-}
+/** utime + stime of a process in seconds, 0 once it is gone (PostgreSQL's backends come and go). */
+const cpuOrZero = (pid: number): number => {
+  const seconds = cpuSeconds(pid);
+  return Number.isNaN(seconds) ? 0 : seconds;
+};
 
 /** The PostgreSQL server's processes: the postmaster and its children. */
 function postgresPids(postmaster: number | undefined): number[] {
@@ -178,21 +172,6 @@ async function postmasterPid(url: string): Promise<number | undefined> {
   }
 }
 
-/**
- * Waits until every relay idles (under 5 % of a core over a second, at most a minute): a relay
- * that has printed its ready document is still starting its worker and its threads, each loading
- * the relay's modules, seconds of CPU that would otherwise fall into the measured window, once per
- * relay (production relays start once and run for days).
- */
-async function settled(pids: number[]): Promise<void> {
-  const until = performance.now() + 60_000;
-  while (performance.now() < until) {
-    const before = pids.map(cpuSeconds);
-    await new Promise((r) => setTimeout(r, 1_000));
-    if (pids.every((pid, i) => cpuSeconds(pid) - before[i]! < 0.05)) return;
-  }
-  console.log('  (relays still busy after a minute of waiting to settle)');
-}
 
 interface Processes {
   relays: number[];
@@ -202,14 +181,14 @@ interface Processes {
 /** CPU of each relay, of PostgreSQL (all its processes) and of this load generator over fn: % of one core, and seconds in all. */
 async function measuringCpu<T>(processes: Processes, fn: () => Promise<T>): Promise<{ value: T; cpu: string; cpuSeconds: number; load: string }> {
   const pgPids = postgresPids(processes.postmaster);
-  const before = { relays: processes.relays.map(cpuSeconds), waits: processes.relays.map(runDelaySeconds), pg: pgPids.map(cpuSeconds), self: process.cpuUsage(), at: performance.now() };
+  const before = { relays: processes.relays.map(cpuOrZero), waits: processes.relays.map(runDelaySeconds), pg: pgPids.map(cpuOrZero), self: process.cpuUsage(), at: performance.now() };
   const value = await fn();
   const seconds = (performance.now() - before.at) / 1000;
   const pct = (s: number) => `${((s / seconds) * 100).toFixed(0)}%`;
-  const relaySeconds = processes.relays.map((pid, i) => cpuSeconds(pid) - before.relays[i]!);
+  const relaySeconds = processes.relays.map((pid, i) => cpuOrZero(pid) - before.relays[i]!);
   // Children started meanwhile (new connections) count from 0.
   const pgNow = postgresPids(processes.postmaster);
-  const pgSeconds = pgNow.reduce((n, pid) => n + cpuSeconds(pid) - (before.pg[pgPids.indexOf(pid)] ?? 0), 0);
+  const pgSeconds = pgNow.reduce((n, pid) => n + cpuOrZero(pid) - (before.pg[pgPids.indexOf(pid)] ?? 0), 0);
   const self = process.cpuUsage(before.self);
   const selfSeconds = (self.user + self.system) / 1e6;
   // Time a relay was ready to run but waited for a core: what a busy machine takes from it.

@@ -1,7 +1,7 @@
 // Raven benchmarks: prints figures, never asserts. `npm run bench`; the knobs are BENCH_* variables
 // (BENCHMARKS.md), BENCH_ONLY=admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,checks,postgres picks sections (reads1m is opt-in).
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,7 @@ import { dashboardBench } from './dashboard.js';
 import { waitBench } from './inbox-wait.js';
 import { checksBench } from './checks.js';
 import { searchBench } from './inbox-search.js';
+import { cpuSeconds, settled } from './process-cpu.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -40,16 +41,6 @@ const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const median = (xs: number[]) => pct([...xs].sort((a, b) => a - b), 50);
 const loadNow = () => `load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`;
-
-/** CPU seconds used so far by a process (all its threads) or one thread (`<pid>/task/<tid>`); Linux /proc, NaN elsewhere. */
-function cpuSeconds(proc: string): number {
-  try {
-    const fields = readFileSync(`/proc/${proc}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks (USER_HZ 100)
-  } catch {
-    return NaN;
-  }
-}
 
 /** The CPU a target's process and its main thread use, and this process's (the load generator). */
 const targetCpu = (name: string, pid: number | undefined) => ({ [name]: String(pid), [`${name} main thread`]: `${pid}/task/${pid}`, 'bench client': 'self' });
@@ -94,6 +85,7 @@ async function startTarget(kind: 'node' | 'sqlite' | 'relay', env: Record<string
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`target ${kind} exited ${code}`)));
   });
+  if (kind === 'relay') await settled([child.pid!]);
   return { ...info, child, dir };
 }
 
@@ -271,8 +263,15 @@ async function deliveryLatencies(t: Target, ids: string[]) {
   return { counted: lat.length, p50: pct(lat, 50), p99: pct(lat, 99), perSec: lat.length / ((lastDelivered - firstCreated) / 1000) };
 }
 
+// Each end-to-end load is measured after a warm-up of E2E_WARM_UP messages through the same path,
+// not counted (as the admission section's second of warm-up): otherwise the 500 measured pay for
+// the JIT's first compilations, a cost a relay pays once, not per email.
+const E2E_WARM_UP = 100;
+
 async function e2eRelay(recipients: number) {
   const t = await startTarget('relay');
+  await pool(E2E_WARM_UP, 20, (i) => send(t, i, recipients));
+  await waitForEmptyQueue(t, 60_000);
   const cpu = cpuMeter(targetCpu('relay', t.child.pid));
   const start = Date.now();
   const ids = await pool(E2E_N, 20, (i) => send(t, i, recipients));
@@ -306,6 +305,8 @@ async function bareSmtpServer(onMessage: () => void = () => {}) {
 async function e2eCeiling(recipients: number) {
   let received = 0;
   const server = await bareSmtpServer(() => received++);
+  await smtpLoad(server.port, E2E_WARM_UP, recipients);
+  received = 0;
   const result = await smtpLoad(server.port, E2E_N, recipients);
   await server.close();
   return { ...result, received };

@@ -1,0 +1,33 @@
+// The CPU the bench's processes use, from Linux's /proc (NaN elsewhere), shared by bench/run.ts
+// and bench/postgres.ts.
+import { readFileSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100; // USER_HZ
+
+/** CPU seconds used so far by a process (all its threads) or one thread (`<pid>/task/<tid>`), `self` for this one; NaN once gone or off Linux. */
+export function cpuSeconds(proc: string | number): number {
+  try {
+    const stat = readFileSync(`/proc/${proc}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND; // utime + stime
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Waits until every relay idles (under 5 % of a core over a second, at most a minute): a relay
+ * that has printed its ready document is still starting its worker and its threads, each loading
+ * the relay's modules (under tsx, compiling them), seconds of CPU that would otherwise fall into
+ * the measured window, once per relay (production relays start once and run for days).
+ */
+export async function settled(pids: number[]): Promise<void> {
+  const until = performance.now() + 60_000;
+  while (performance.now() < until) {
+    const before = pids.map(cpuSeconds);
+    await new Promise((r) => setTimeout(r, 1_000));
+    // A process that is gone (NaN) has nothing left to settle.
+    if (pids.every((pid, i) => !(cpuSeconds(pid) - before[i]! >= 0.05))) return;
+  }
+  console.log('  (relays still busy after a minute of waiting to settle)');
+}
