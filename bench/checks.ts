@@ -17,6 +17,7 @@
 // The relay runs in its own process (bench/target.ts), as in the sink section.
 import os from 'node:os';
 import type { ChildProcess } from 'node:child_process';
+import { settled } from './process-cpu.js';
 import { typicalHtml } from './typical-html.js';
 
 const SAMPLES = Number(process.env.BENCH_CHECKS_SAMPLES ?? 200);
@@ -114,6 +115,9 @@ export async function checksBench(tools: ChecksBenchTools): Promise<void> {
       // The dashboard is open before the mail comes, as a user has it: its first page has its
       // badges (which starts the checks' thread once, a one-time cost outside the measure).
       if (mode === 'dashboard') await badgesOfNewestPage(relay);
+      // Every mode starts from a settled relay: a thread started just now (the checks' one, here)
+      // still compiles and collects its start-up garbage for a while after its first answer.
+      await settled([relay.child.pid!]);
       const background = (async () => {
         while (running) {
           if (mode === 'dashboard') {
