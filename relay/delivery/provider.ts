@@ -2,7 +2,6 @@
 // the vocabulary of mail/delivery-result.ts; domain/outcomes.ts decides what each answer means for
 // the email.
 import type { DeliveryResult } from '../mail/delivery-result.js';
-import type { SmtpTarget } from './smtp-client.js';
 
 /** One email, ready to go: the MIME bytes and the SMTP envelope (BCC only lives here). */
 export interface OutboundMessage {
@@ -24,6 +23,29 @@ export interface OutboundMessage {
 export interface DeliveryProgress {
   /** The server answered DATA and the message's bytes start to go: from here it may be accepted. */
   sending(): void;
+}
+
+/** Where an SMTP provider delivers (relay/delivery/smtp-client.ts): the upstream relay or the relay's own sink. */
+export interface SmtpTarget {
+  host: string;
+  port: number;
+  /** Implicit TLS. */
+  secure?: boolean;
+  /** Refuse to send when STARTTLS is not offered. */
+  requireTLS?: boolean;
+  /** Never try STARTTLS (the sink speaks plain SMTP on loopback). */
+  ignoreTLS?: boolean;
+  auth?: { user: string; pass: string };
+  /** Certificate authorities trusted for the server's certificate (PEM), in place of Node's defaults. */
+  ca?: string[];
+  /** Open sessions kept for reuse. */
+  maxIdle: number;
+  /**
+   * One transaction per recipient, each with the recipient's own VERP sender, so a bounce or a
+   * complaint that comes back names the recipient even when the report does not. The sink is the
+   * receiving server and needs none of that: it takes all recipients in one transaction.
+   */
+  transactionPerRecipient?: boolean;
 }
 
 /** What a worker thread needs to open the same SMTP sessions as a provider (relay/delivery/thread-delivery.ts). */

@@ -14,31 +14,9 @@ import type { Logger } from '../log.js';
 import { lostConnectionOutcome, nothingSent, type SendProgress } from './delivery-unknown.js';
 import type { DeliveryResult, RecipientOutcome, RecipientResult, SessionTrace } from '../mail/delivery-result.js';
 import { isHardBounceStatus } from '../mail/status-codes.js';
-import type { DeliveryProgress, DeliveryProvider, OutboundMessage } from './provider.js';
+import type { DeliveryProgress, DeliveryProvider, OutboundMessage, SmtpTarget } from './provider.js';
 import { publicReason, type DeliveryFailure } from './public-reason.js';
 import { TranscriptRecorder } from './transcript.js';
-
-export interface SmtpTarget {
-  host: string;
-  port: number;
-  /** Implicit TLS. */
-  secure?: boolean;
-  /** Refuse to send when STARTTLS is not offered. */
-  requireTLS?: boolean;
-  /** Never try STARTTLS (the sink speaks plain SMTP on loopback). */
-  ignoreTLS?: boolean;
-  auth?: { user: string; pass: string };
-  /** Certificate authorities trusted for the server's certificate (PEM), in place of Node's defaults. */
-  ca?: string[];
-  /** Open sessions kept for reuse. */
-  maxIdle: number;
-  /**
-   * One transaction per recipient, each with the recipient's own VERP sender, so a bounce or a
-   * complaint that comes back names the recipient even when the report does not. The sink is the
-   * receiving server and needs none of that: it takes all recipients in one transaction.
-   */
-  transactionPerRecipient?: boolean;
-}
 
 // Network time-outs are real time (CONTRACT section 6), not the relay clock.
 const CONNECTION_TIMEOUT_MS = 10_000;
