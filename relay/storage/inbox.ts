@@ -340,8 +340,16 @@ export async function searchInbox(
   const shortIndexed = shortTerms.length > 0 || lackedShortTerms.length > 0;
   const shortMatch = gramQuery(db.dialect, shortTerms, lackedShortTerms);
   let tagDrives = match.length === 0 && trigramTerms === 0;
+  // Every result holds what the index of short terms is asked: when it finds nothing, neither
+  // does the search (tag:receipt -e, order -e), and the probe was the whole cost.
+  const noShortMatch = { entries: [], next: null };
   if (tagDrives && shortIndexed && search.tags.length > 0 && search.messageIds.length === 0) {
-    tagDrives = db.dialect !== 'postgres' && (await taggedUpTo(db, search.tags[0]!)) <= (await matchesUpTo(db, 'inbox_grams', shortMatch));
+    if (db.dialect === 'postgres') tagDrives = false;
+    else {
+      const grams = await matchesUpTo(db, 'inbox_grams', shortMatch);
+      if (grams === 0) return noShortMatch;
+      tagDrives = (await taggedUpTo(db, search.tags[0]!)) <= grams;
+    }
   }
   const [drivingTag, ...otherTags] = tagDrives ? search.tags : [];
   for (const term of tagDrives ? otherTags : search.tags) where.push(tagged(term));
@@ -365,8 +373,9 @@ export async function searchInbox(
   // checked row by row (zq from:billing: the trigram index would walk a quarter of the mail;
   // order -e: it would walk all of it, where the index of short terms finds nothing at once).
   if (match.length > 0 && shortIndexed && search.messageIds.length === 0) {
-    const [grams, trigrams] = [await matchesUpTo(db, 'inbox_grams', shortMatch), await matchesUpTo(db, 'inbox_search', match.join(' AND '))];
-    if (grams < trigrams) {
+    const grams = await matchesUpTo(db, 'inbox_grams', shortMatch);
+    if (grams === 0) return noShortMatch;
+    if (grams < (await matchesUpTo(db, 'inbox_search', match.join(' AND ')))) {
       for (const [columns, term] of trigramTermsSqlite) substringOf(columns, term);
       match.length = 0;
     }

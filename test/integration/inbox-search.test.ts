@@ -327,6 +327,7 @@ describe('terms of one or two characters (migration 0020: their own index)', () 
     assert.deepEqual(await subjects('short -x'), ['Weekly']);
     assert.deepEqual(await subjects('report -é'), ['qz report']);
     assert.deepEqual(await subjects('order -é'), []);
+    assert.deepEqual(await subjects('short -e'), []);
     assert.deepEqual(await subjects('from:ann -x'), ['Weekly']);
     assert.deepEqual(await subjects('-from:ann -x'), []);
     assert.deepEqual(await subjects('-é is:unread'), ['Weekly', 'qz report']);
