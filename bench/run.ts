@@ -123,7 +123,7 @@ function message(domain: string, i = 0, recipients = 3) {
 }
 
 // ---------- 1. admission ----------
-interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number }
+interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number; cpuMs: number; mainCpuMs: number; load: string }
 
 const TARGETS = [
   { id: 'node', kind: 'node', name: 'bare node:http (JSON parse, 202)', env: {} },
@@ -159,9 +159,19 @@ async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   if (probe.status !== 202) console.log(`  (warning: ${target.name} answered ${probe.status}: ${await probe.text()})`);
   else await probe.arrayBuffer();
   await autocannon({ ...opts, duration: 1 }); // warm-up, not reported
+  // CPU per answered request over the measured window: the target's process (all threads: for the
+  // relay its delivery into the sink too) and its main thread alone.
+  const pid = t.child.pid!;
+  const cpuBefore = [cpuSeconds(pid), cpuSeconds(`${pid}/task/${pid}`)];
   const r = await autocannon({ ...opts, duration: SECONDS });
+  const cpuMs = ((cpuSeconds(pid) - cpuBefore[0]!) * 1000) / r.requests.total;
+  const mainCpuMs = ((cpuSeconds(`${pid}/task/${pid}`) - cpuBefore[1]!) * 1000) / r.requests.total;
+  const loadAfter = loadNow();
   const memory = await stopTarget(t);
   return {
+    cpuMs,
+    mainCpuMs,
+    load: loadAfter,
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -191,7 +201,8 @@ async function admission() {
       runs.get(target.id)!.push(r);
       console.log(
         `${target.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  ` +
-          `total ${r.total}  non2xx ${r.non2xx}  errors ${r.errors}  RSS idle ${mb(r.idleRss)}, peak ${mb(r.peakRss)}`,
+          `total ${r.total}  non2xx ${r.non2xx}  errors ${r.errors}  RSS idle ${mb(r.idleRss)}, peak ${mb(r.peakRss)}  ` +
+          `CPU ${r.cpuMs.toFixed(2)} ms/request (main thread ${r.mainCpuMs.toFixed(2)}); ${r.load}`,
       );
     }
   }
