@@ -41,6 +41,9 @@ export const CASES: Array<[string, string]> = [
   ['-free text, one character (all excluded)', '-e'],
   ['-free text, one character, and tag: (all excluded)', 'tag:receipt -e'],
   ['free text and -free text, one character (all excluded)', 'order -e'],
+  // What no index answers (a negated term of three characters or more, or of one field): all excluded, every entry checked.
+  ['-free text, longer (all excluded: a scan)', '-order'],
+  ['-from:, one character (all excluded: a scan)', '-from:e'],
   ['from: (a quarter)', 'from:billing'],
   ['-from: (three quarters)', '-from:billing'],
   ['to: (1/500)', 'to:user42@'],
