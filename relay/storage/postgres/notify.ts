@@ -61,6 +61,11 @@ export class PostgresNotifier extends EventEmitter {
     await client.connect();
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     this.ownPid = rows[0]!.pid;
+    // A notification is a transaction of its own, and PostgreSQL holds its one notification-queue
+    // lock until that commit is flushed to disk: every relay's notifications would wait a flush in
+    // turn. A wake-up needs no durability (a crash of the server ends every listening connection
+    // anyway), so its commit does not wait for the disk.
+    await client.query('SET synchronous_commit = off');
     await client.query(`LISTEN ${CHANNEL}`);
     this.client = client;
     this.emit('connected');
