@@ -45,15 +45,21 @@ const loadNow = () => `load average ${os.loadavg().map((x) => x.toFixed(1)).join
 /** The CPU a target's process and its main thread use, and this process's (the load generator). */
 const targetCpu = (name: string, pid: number | undefined) => ({ [name]: String(pid), [`${name} main thread`]: `${pid}/task/${pid}`, 'bench client': 'self' });
 
-/** Measures the CPU of processes or threads over a stretch: the function it returns gives each one's share of one core. */
+/**
+ * Measures the CPU of processes or threads over a stretch: the function it returns gives each one's
+ * share of one core, and with `perItem` (emails handled meanwhile) also each one's CPU milliseconds
+ * per item, the figure that survives a loaded machine.
+ */
 function cpuMeter(pids: Record<string, string>) {
   const start = performance.now();
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
-  return () => {
+  return (perItem?: { n: number; unit: string }) => {
     const wall = (performance.now() - start) / 1000;
-    return Object.entries(pids)
-      .map(([name, pid]) => `${name} ${(((cpuSeconds(pid) - before[name]!) / wall) * 100).toFixed(0)}%`)
-      .join(', ');
+    const used = Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!] as const);
+    const shares = used.map(([name, s]) => `${name} ${((s / wall) * 100).toFixed(0)}%`).join(', ');
+    if (!perItem) return shares;
+    const per = used.map(([name, s]) => `${name} ${((s * 1000) / perItem.n).toFixed(2)} ms`).join(', ');
+    return `${shares}; CPU per ${perItem.unit}: ${per}`;
   };
 }
 
@@ -278,7 +284,7 @@ async function e2eRelay(recipients: number) {
   const admittedMs = Date.now() - start;
   await waitForEmptyQueue(t, 60_000);
   const wallMs = Date.now() - start;
-  const cpuShares = cpu();
+  const cpuShares = cpu({ n: E2E_N, unit: 'email' });
   const figures = await deliveryLatencies(t, ids);
   await stopTarget(t);
   return { ...figures, admittedMs, wallMs, cpuShares };
@@ -378,7 +384,7 @@ async function sustained() {
   const drainStart = Date.now();
   const drained = await waitForEmptyQueue(t, 120_000);
   const drainMs = Date.now() - drainStart;
-  const cpuShares = cpu();
+  const cpuShares = cpu({ n: ids.length, unit: 'admitted email' });
   const figures = await deliveryLatencies(t, ids);
   const memory = await stopTarget(t);
   const maxDepth = Math.max(...depths.filter((d) => !Number.isNaN(d)), depthAtEnd);

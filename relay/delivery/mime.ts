@@ -5,6 +5,7 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import { parseMailbox, senderDomain } from '../mail/mailbox.js';
+import { mimeBytes } from './mime-bytes.js';
 import { envelopeSender } from '../mail/verp.js';
 import type { EmailForMime } from '../storage/dispatch.js';
 import type { OutboundMessage } from './provider.js';
@@ -132,6 +133,7 @@ export async function buildOutboundMessage(email: EmailForMime, recipients: Outb
     // CRLF on the wire whatever the platform.
     newline: 'windows',
   });
-  const raw = Buffer.concat([Buffer.from(ownLines.join('')), await composer.compile().build()]);
+  const tree = composer.compile();
+  const raw = Buffer.concat([Buffer.from(ownLines.join('')), mimeBytes(tree) ?? (await tree.build())]);
   return outbound(email, domain, messageId, recipients, raw);
 }

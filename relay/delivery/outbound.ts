@@ -20,6 +20,6 @@ export async function signedOutboundMessage(job: OutboundJob): Promise<OutboundM
   const message = email.submitted_raw
     ? submittedOutboundMessage({ ...email, submitted_raw: email.submitted_raw }, recipients)
     : await buildOutboundMessage(email, recipients, job.date);
-  if (job.dkim) message.raw = await signMessage(message.raw, job.dkim);
+  if (job.dkim) message.raw = signMessage(message.raw, job.dkim);
   return message;
 }
