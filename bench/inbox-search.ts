@@ -30,14 +30,17 @@ export const CASES: Array<[string, string]> = [
   ['free text, none', 'no-such-text'],
   // Terms of one or two characters (their own index, 0020): none, every message, a ninth of the
   // mail but only its oldest fifth (a newest-first walk passes 80,000 first), 2 % spread evenly,
-  // combined with a field term, and negated (nothing excluded; everything excluded: a scan).
+  // combined with a field term, and negated (nothing excluded; everything excluded: the index
+  // answers both, 0024).
   ['free text, two characters, none', 'zq'],
   ['free text, one character, every message', 'e'],
   ['free text, two characters, the oldest ninth only', '" 1"'],
   ['free text, two characters (2 %)', 'r7'],
   ['free text, two characters, and from: (none)', 'zq from:billing'],
   ['-free text (none excluded)', '-zq'],
-  ['-free text, one character (all excluded: a scan)', '-e'],
+  ['-free text, one character (all excluded)', '-e'],
+  ['-free text, one character, and tag: (all excluded)', 'tag:receipt -e'],
+  ['free text and -free text, one character (all excluded)', 'order -e'],
   ['from: (a quarter)', 'from:billing'],
   ['-from: (three quarters)', '-from:billing'],
   ['to: (1/500)', 'to:user42@'],

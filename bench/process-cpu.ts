@@ -1,6 +1,6 @@
 // The CPU the bench's processes use, from Linux's /proc (NaN elsewhere), shared by bench/run.ts
 // and bench/postgres.ts.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ
 
@@ -12,6 +12,15 @@ export function cpuSeconds(proc: string | number): number {
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND; // utime + stime
   } catch {
     return NaN;
+  }
+}
+
+/** CPU seconds used so far by each thread of a process, by thread id (empty once gone or off Linux). */
+export function threadCpuSeconds(pid: string | number): Map<string, number> {
+  try {
+    return new Map(readdirSync(`/proc/${pid}/task`).map((tid) => [tid, cpuSeconds(`${pid}/task/${tid}`)]));
+  } catch {
+    return new Map();
   }
 }
 

@@ -18,7 +18,7 @@ import { dashboardBench } from './dashboard.js';
 import { waitBench } from './inbox-wait.js';
 import { checksBench } from './checks.js';
 import { searchBench } from './inbox-search.js';
-import { cpuSeconds, settled } from './process-cpu.js';
+import { cpuSeconds, settled, threadCpuSeconds } from './process-cpu.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -78,7 +78,7 @@ interface Target {
 }
 interface Memory { rss: number; peakRss: number }
 
-async function startTarget(kind: 'node' | 'sqlite' | 'relay', env: Record<string, string> = {}): Promise<Target> {
+async function startTarget(kind: 'node' | 'sqlite' | 'smtp' | 'relay', env: Record<string, string> = {}): Promise<Target> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `raven-bench-${kind}-`));
   // BENCH_CPU_PROF=<dir>: each target writes a V8 CPU profile there when it stops.
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
@@ -123,7 +123,7 @@ function message(domain: string, i = 0, recipients = 3) {
 }
 
 // ---------- 1. admission ----------
-interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number }
+interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number; cpuMs: number; mainCpuMs: number; load: string }
 
 const TARGETS = [
   { id: 'node', kind: 'node', name: 'bare node:http (JSON parse, 202)', env: {} },
@@ -159,9 +159,19 @@ async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   if (probe.status !== 202) console.log(`  (warning: ${target.name} answered ${probe.status}: ${await probe.text()})`);
   else await probe.arrayBuffer();
   await autocannon({ ...opts, duration: 1 }); // warm-up, not reported
+  // CPU per answered request over the measured window: the target's process (all threads: for the
+  // relay its delivery into the sink too) and its main thread alone.
+  const pid = t.child.pid!;
+  const cpuBefore = [cpuSeconds(pid), cpuSeconds(`${pid}/task/${pid}`)];
   const r = await autocannon({ ...opts, duration: SECONDS });
+  const cpuMs = ((cpuSeconds(pid) - cpuBefore[0]!) * 1000) / r.requests.total;
+  const mainCpuMs = ((cpuSeconds(`${pid}/task/${pid}`) - cpuBefore[1]!) * 1000) / r.requests.total;
+  const loadAfter = loadNow();
   const memory = await stopTarget(t);
   return {
+    cpuMs,
+    mainCpuMs,
+    load: loadAfter,
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -191,7 +201,8 @@ async function admission() {
       runs.get(target.id)!.push(r);
       console.log(
         `${target.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  ` +
-          `total ${r.total}  non2xx ${r.non2xx}  errors ${r.errors}  RSS idle ${mb(r.idleRss)}, peak ${mb(r.peakRss)}`,
+          `total ${r.total}  non2xx ${r.non2xx}  errors ${r.errors}  RSS idle ${mb(r.idleRss)}, peak ${mb(r.peakRss)}  ` +
+          `CPU ${r.cpuMs.toFixed(2)} ms/request (main thread ${r.mainCpuMs.toFixed(2)}); ${r.load}`,
       );
     }
   }
@@ -433,18 +444,33 @@ async function startMailDev(installDir: string) {
 /** CPU milliseconds per message between two readings of cpuSeconds (all the process's threads). */
 const cpuMsPer = (before: number, after: number, n: number) => `${(((after - before) * 1000) / n).toFixed(2)} ms`;
 
+/**
+ * CPU milliseconds per message of each thread that used any between two readings of
+ * threadCpuSeconds, busiest first: `main`, else the thread id's distance from the process id (the
+ * relay starts its threads in the same order every time, so the same offsets are the same threads).
+ */
+function threadMsPer(pid: number, before: Map<string, number>, after: Map<string, number>, n: number): string {
+  return [...after]
+    .map(([tid, seconds]) => [tid === String(pid) ? 'main' : `+${Number(tid) - pid}`, ((seconds - (before.get(tid) ?? 0)) * 1000) / n] as const)
+    .filter(([, ms]) => ms >= 0.01)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, ms]) => `${name} ${ms.toFixed(2)}`)
+    .join(', ');
+}
+
 async function sinkIntake() {
   console.log(
     `\nsink intake: ${SINK_N} messages x 3 recipients, 20 concurrent senders, nodemailer pool of 8 connections -> accepted (250); ` +
       `${ROUNDS} round(s), the relay and MailDev alternating (${loadNow()})`,
   );
   const install = await installMailDev();
-  const sums = { relay: 0, maildev: 0 };
+  const sums = { relay: 0, maildev: 0, bare: 0 };
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const t = await startTarget('relay');
       const cpu = cpuMeter(targetCpu('relay', t.child.pid));
       const cpu0 = cpuSeconds(String(t.child.pid));
+      const threads0 = threadCpuSeconds(t.child.pid!);
       const relay = await smtpLoad(t.smtpPort, SINK_N, 3);
       const relayCpu = cpu();
       const cpu1 = cpuSeconds(String(t.child.pid));
@@ -453,28 +479,51 @@ async function sinkIntake() {
       await ask(t, { cmd: 'indexed' });
       const indexMs = performance.now() - indexStart;
       const cpu2 = cpuSeconds(String(t.child.pid));
+      const threads2 = threadCpuSeconds(t.child.pid!);
       await stopTarget(t);
       console.log(
         `raven sink (SQLite, fsync'd)  ${relay.perSec.toFixed(0)} msgs/s  send p50 ${relay.p50} ms  p99 ${relay.p99} ms  failed ${relay.failed}  ` +
           `(CPU: ${relayCpu}; relay CPU per message ${cpuMsPer(cpu0, cpu1, SINK_N)} during intake, ${cpuMsPer(cpu1, cpu2, SINK_N)} indexing after it, ` +
           `every entry in ${indexMs.toFixed(0)} ms after the last 250)`,
       );
+      console.log(`  relay CPU ms per message by thread, intake and indexing: ${threadMsPer(t.child.pid!, threads0, threads2, SINK_N)}`);
       const maildev = await startMailDev(install.dir);
       const mcpu = cpuMeter(targetCpu('maildev', maildev.pid));
       const m0 = cpuSeconds(String(maildev.pid));
+      const mthreads0 = threadCpuSeconds(maildev.pid!);
       const other = await smtpLoad(maildev.smtpPort, SINK_N, 3);
       const otherCpu = mcpu();
       const m1 = cpuSeconds(String(maildev.pid));
+      const mthreads1 = threadCpuSeconds(maildev.pid!);
       await maildev.stop();
       console.log(
         `MailDev 3 (files)             ${other.perSec.toFixed(0)} msgs/s  send p50 ${other.p50} ms  p99 ${other.p99} ms  failed ${other.failed}  ` +
           `(CPU: ${otherCpu}; MailDev CPU per message ${cpuMsPer(m0, m1, SINK_N)}, its parse included)`,
       );
-      console.log(`  round ${round + 1}: raven sink / MailDev ${((relay.perSec / other.perSec) * 100).toFixed(0)}%  (${loadNow()})`);
+      console.log(`  MailDev CPU ms per message by thread: ${threadMsPer(maildev.pid!, mthreads0, mthreads1, SINK_N)}`);
+      // The ceiling: the same load into an smtp-server that drops every message, in its own process.
+      const b = await startTarget('smtp');
+      const b0 = cpuSeconds(String(b.child.pid));
+      const bare = await smtpLoad(b.smtpPort, SINK_N, 3);
+      const b1 = cpuSeconds(String(b.child.pid));
+      await stopTarget(b);
+      console.log(
+        `bare smtp-server (drops all)  ${bare.perSec.toFixed(0)} msgs/s  send p50 ${bare.p50} ms  p99 ${bare.p99} ms  failed ${bare.failed}  ` +
+          `(CPU per message ${cpuMsPer(b0, b1, SINK_N)}): the ceiling of SMTP intake`,
+      );
+      const pc = (a: number, z: number) => `${((a / z) * 100).toFixed(0)}%`;
+      console.log(
+        `  round ${round + 1}: raven sink / MailDev ${pc(relay.perSec, other.perSec)}, raven sink / bare ${pc(relay.perSec, bare.perSec)}, ` +
+          `MailDev / bare ${pc(other.perSec, bare.perSec)}  (${loadNow()})`,
+      );
       sums.relay += relay.perSec;
       sums.maildev += other.perSec;
+      sums.bare += bare.perSec;
     }
-    console.log(`raven sink / MailDev: ${((sums.relay / sums.maildev) * 100).toFixed(0)}% over ${ROUNDS} round(s)   (target >= 200%; ${loadNow()})`);
+    console.log(
+      `raven sink / MailDev: ${((sums.relay / sums.maildev) * 100).toFixed(0)}% over ${ROUNDS} round(s)   (target >= 200%; ` +
+        `raven sink / bare smtp-server ${((sums.relay / sums.bare) * 100).toFixed(0)}%, 2x MailDev = ${((2 * sums.maildev) / sums.bare * 100).toFixed(0)}% of the bare server; ${loadNow()})`,
+    );
   } finally {
     if (install.temporary) await rm(install.dir, { recursive: true, force: true });
   }

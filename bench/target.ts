@@ -1,5 +1,5 @@
 // A load target run in its own process so autocannon (in the parent) does not share its event loop.
-// Usage (forked by bench/run.ts): node --import tsx bench/target.ts <node|sqlite|relay> <dataDir>
+// Usage (forked by bench/run.ts): node --import tsx bench/target.ts <node|sqlite|smtp|relay> <dataDir>
 // Sends {url, apiKey, domain, projectId, adminToken} over IPC when ready, then answers each request:
 // {cmd: 'memory'} -> {rss, peakRss}; {cmd: 'indexed'} (relay) -> once every captured message has its
 // inbox entry; {cmd: 'stop'} -> {rss, peakRss}, then exits.
@@ -174,6 +174,28 @@ async function startSqlite() {
   };
 }
 
+// The ceiling of SMTP intake for the sink comparison: a bare smtp-server in a process of its own,
+// as the relay and MailDev are, that reads every message to its end, drops it and answers 250.
+async function startSmtp() {
+  const { SMTPServer } = await import('smtp-server');
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    disableReverseLookup: true,
+    logger: false,
+    onData(stream, _session, callback) {
+      stream.on('data', () => {});
+      stream.on('end', () => callback());
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: '',
+    smtpPort: (server.server.address() as { port: number }).port,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 async function startRelayTarget() {
   const { startRelay } = await import('../relay/app.js');
   const relay = await startRelay({
@@ -227,7 +249,8 @@ type Target = {
   stop(): Promise<unknown>;
   indexed?: () => Promise<void>;
 };
-const target: Target = kind === 'node' ? await startNode() : kind === 'sqlite' ? await startSqlite() : await startRelayTarget();
+const target: Target =
+  kind === 'node' ? await startNode() : kind === 'sqlite' ? await startSqlite() : kind === 'smtp' ? await startSmtp() : await startRelayTarget();
 process.send!({
   url: target.url,
   apiKey: target.apiKey ?? 'x',

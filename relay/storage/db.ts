@@ -93,6 +93,13 @@ export function isStorageFault(error: unknown): boolean {
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 // Most groups are small; the cap bounds how long one transaction holds the write lock.
 const MAX_GROUP = 512;
+/**
+ * WAL pages past which the writer checkpoints inside its own COMMIT (SQLite's default is 1000):
+ * only a bound for when the side connection cannot keep up (see Checkpointer), about 32 MiB.
+ */
+const WRITER_AUTOCHECKPOINT_PAGES = 8000;
+/** While writes commit, the side connection checkpoints this often at most. */
+const CHECKPOINT_EVERY_MS = 250;
 
 function open(file: string): Promise<sqlite3.Database> {
   return new Promise((resolve, reject) => {
@@ -225,7 +232,10 @@ class GroupCommitWriter {
   private running = false;
   private closed = false;
 
-  constructor(private readonly conn: Connection) {}
+  constructor(
+    private readonly conn: Connection,
+    private readonly checkpointer: Checkpointer,
+  ) {}
 
   write<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.enqueue<T>((settle) => ({ fn, ...settle }));
@@ -325,6 +335,7 @@ class GroupCommitWriter {
         }
       }
       await this.conn.exec('COMMIT');
+      this.checkpointer.committed();
     } catch (error) {
       // COMMIT (or a savepoint) failed: nothing of this group is durable.
       await this.conn.exec('ROLLBACK').catch(() => undefined);
@@ -341,6 +352,56 @@ class GroupCommitWriter {
   async close(): Promise<void> {
     this.closed = true;
     while (this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/**
+ * Copies the WAL's committed pages into the database file from a connection of its own, so no
+ * COMMIT pays for it. With SQLite's default the writer did, in the COMMIT that took the WAL past
+ * 1,000 pages: one commit in about fifty took 15 – 93 ms instead of 1 – 3, while every client of
+ * its group and of the groups queued behind it waited (BENCHMARKS.md, issue 24). A PASSIVE
+ * checkpoint takes no lock a writer or reader waits for; it runs on the sqlite3 thread pool beside
+ * the writer's statements, at most every CHECKPOINT_EVERY_MS while commits come, and once more
+ * after the last. The writer restarts the WAL from its start once a checkpoint has copied it
+ * all; under a write load that never pauses that may not happen, hence the writer's own bound.
+ */
+class Checkpointer {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private last = -Infinity;
+  private closed = false;
+
+  constructor(private readonly conn: Connection) {}
+
+  /** After a COMMIT: a checkpoint now, or when the interval has passed. */
+  committed(): void {
+    if (this.closed || this.timer || this.running) return;
+    const wait = CHECKPOINT_EVERY_MS - (performance.now() - this.last);
+    if (wait <= 0) return this.run();
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.run();
+    }, wait);
+    this.timer.unref();
+  }
+
+  private run(): void {
+    if (this.closed || this.running) return;
+    this.last = performance.now();
+    // A failure (SQLITE_BUSY while the writer checkpoints past its bound) leaves it to the next one.
+    this.running = this.conn
+      .exec('PRAGMA wal_checkpoint(PASSIVE)')
+      .catch(() => undefined)
+      .finally(() => {
+        this.running = undefined;
+      });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    await this.conn.close();
   }
 }
 
@@ -374,12 +435,15 @@ export async function openDatabase(file: string): Promise<Db> {
   const writerConn = new Connection(await open(file));
   // WAL lets readers run beside the writer; synchronous=FULL makes every COMMIT durable.
   await writerConn.exec(
-    'PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
+    `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA wal_autocheckpoint = ${WRITER_AUTOCHECKPOINT_PAGES};`,
   );
   await migrate(writerConn);
   const readerConn = new Connection(await open(file));
   await readerConn.exec('PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA query_only = ON;');
-  const writer = new GroupCommitWriter(writerConn);
+  const checkpointConn = new Connection(await open(file));
+  await checkpointConn.exec('PRAGMA synchronous = FULL;');
+  const checkpointer = new Checkpointer(checkpointConn);
+  const writer = new GroupCommitWriter(writerConn, checkpointer);
 
   return {
     file,
@@ -390,6 +454,7 @@ export async function openDatabase(file: string): Promise<Db> {
     writeBatched: (batch, item) => writer.writeBatched(batch, item),
     async close() {
       await writer.close();
+      await checkpointer.close();
       await readerConn.close();
       await writerConn.exec('PRAGMA wal_checkpoint(TRUNCATE)').catch(() => undefined);
       await writerConn.close();

@@ -130,10 +130,17 @@ export async function capturedForIndexing(db: Reader, ids: readonly string[]): P
   return rows.map((row) => ({ ...row, seq: Number(row.seq), size: Number(row.size) }));
 }
 
-/** The lower-cased search fields of an entry: from_lc, to_lc, subject_lc, snippet_lc. */
-function searchFieldsOf(e: Pick<InboxEntry, 'from_name' | 'from_address' | 'to' | 'subject' | 'snippet'>): string[] {
+/**
+ * The lower-cased search fields of an entry: from_lc, to_lc, subject_lc, snippet_lc. from_lc joins
+ * the name and the address with a space (always has: 0005 on), so every entry holds the gram
+ * EVERY_ENTRY_GRAM, which a negated short term's index query starts from.
+ */
+export function searchFieldsOf(e: Pick<InboxEntry, 'from_name' | 'from_address' | 'to' | 'subject' | 'snippet'>): string[] {
   return [`${e.from_name} ${e.from_address}`.toLowerCase(), e.to.toLowerCase(), e.subject.toLowerCase(), e.snippet.toLowerCase()];
 }
+
+/** A gram every entry holds (searchFieldsOf's from_lc): "all entries" to the index of short terms. */
+export const EVERY_ENTRY_GRAM = ' ';
 
 /**
  * Every distinct substring of one or two characters (code points) of each field: what the index
@@ -156,11 +163,11 @@ export const gramToken = (gram: string) => Buffer.from(gram, 'utf8').toString('h
 
 const NEW_ENTRY_COLUMNS =
   'message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments, email_id, project_id, received_at, from_lc, to_lc, subject_lc, snippet_lc, header_message_id';
-/** PostgreSQL's entries also carry their short grams (0020); SQLite's are in inbox_grams. */
+/** PostgreSQL's entries also carry their short grams (0020, a tsvector since 0024); SQLite's are in inbox_grams. */
 const NEW_ENTRY_COLUMNS_POSTGRES = `${NEW_ENTRY_COLUMNS}, short_grams`;
 /** One row of NEW_ENTRY_COLUMNS, typed where PostgreSQL cannot infer it (SQLite accepts the casts). */
 const NEW_ENTRY_TUPLE = '(CAST(? AS BIGINT), ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?, ?, ?)';
-const NEW_ENTRY_TUPLE_POSTGRES = `${NEW_ENTRY_TUPLE.slice(0, -1)}, CAST(? AS TEXT[]))`;
+const NEW_ENTRY_TUPLE_POSTGRES = `${NEW_ENTRY_TUPLE.slice(0, -1)}, array_to_tsvector(CAST(? AS TEXT[])))`;
 /** Entries per INSERT: 17 or 18 parameters each, under both backends' parameter limits. */
 const ENTRIES_PER_STATEMENT = 500;
 
@@ -220,6 +227,21 @@ const likeSubstring = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${
 /** An FTS5 phrase: the term in double quotes, its own quotes doubled. */
 const phrase = (term: string) => `"${term.replace(/"/g, '""')}"`;
 
+/** A tsquery lexeme taken as it is: quoted, its quotes doubled and its backslashes escaped. */
+const lexeme = (gram: string) => `'${gram.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/**
+ * What the index of short terms (0020) is asked: the entries holding every gram of `holds` and
+ * none of `lacks`, as an FTS5 query of inbox_grams or a tsquery of PostgreSQL's short_grams (0024).
+ * With nothing to hold, every entry holds EVERY_ENTRY_GRAM: both indexes answer a negation only
+ * beside a positive term, by merging the two posting lists (no entry is read).
+ */
+function gramQuery(dialect: Db['dialect'], holds: readonly string[], lacks: readonly string[]): string {
+  const base = holds.length > 0 ? holds : [EVERY_ENTRY_GRAM];
+  if (dialect === 'postgres') return [...base.map(lexeme), ...lacks.map((g) => `!${lexeme(g)}`)].join(' & ');
+  return `(${base.map((g) => phrase(gramToken(g))).join(' AND ')})${lacks.map((g) => ` NOT ${phrase(gramToken(g))}`).join('')}`;
+}
+
 /** Where a page of the inbox ends: its last entry (the API's cursor encodes it). */
 export interface InboxCursor {
   seq: number;
@@ -250,6 +272,10 @@ export async function searchInbox(
   // Terms of one or two characters (code points, as both indexes count them): the index of
   // short terms (0020) finds the entries holding them in some field; instr() below checks the field.
   const shortTerms: string[] = [];
+  // Negated free-text terms of one or two characters: an entry lacks the term in every field
+  // exactly when its grams lack it (the grams are every such substring of the same fields), so
+  // the index answers them too; instr() still checks each row it yields.
+  const lackedShortTerms: string[] = [];
   const substringOf = (columns: string[], term: string) => {
     where.push(`(${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
     params.push(...columns.map(() => term));
@@ -269,19 +295,15 @@ export async function searchInbox(
       return;
     }
     shortTerms.push(term);
-    // PostgreSQL: a filter its planner may drive from (short_grams' GIN index) or check row by row.
-    if (db.dialect === 'postgres') {
-      where.push('e.short_grams @> CAST(? AS TEXT[])');
-      params.push([term]);
-    }
     substringOf(columns, term);
   };
-  // A negated term scans: an index finds rows that have a term, not those without it.
+  const TEXT_COLUMNS = ['subject_lc', 'from_lc', 'to_lc', 'snippet_lc'];
+  // A negated longer (or one field's) term is checked row by row: no index lists what an entry lacks.
   const lacks = (columns: string[], term: string) => {
     where.push(`NOT (${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
     params.push(...columns.map(() => term));
+    if (columns === TEXT_COLUMNS && [...term].length < MIN_INDEXED_CHARS) lackedShortTerms.push(term);
   };
-  const TEXT_COLUMNS = ['subject_lc', 'from_lc', 'to_lc', 'snippet_lc'];
   for (const field of ['from', 'to', 'subject'] as const) {
     for (const term of search[field]) contains([SEARCH_COLUMNS[field]], term);
     for (const term of search.exclude[field]) lacks([SEARCH_COLUMNS[field]], term);
@@ -311,8 +333,24 @@ export async function searchInbox(
   };
   // Without a trigram term, the first tag: term drives (its primary key, newest first); with one,
   // tags are a filter (EXPLAIN on PostgreSQL: tag:plan=pro "order 42" walked a third of both
-  // tables in a merge join, 240 ms, where the trigram index finds 1,111 rows).
-  const tagDrives = match.length === 0 && trigramTerms === 0;
+  // tables in a merge join, 240 ms, where the trigram index finds 1,111 rows). With a short term
+  // (or a negated one), on SQLite the rarer of the tag and the short terms drives (tag:receipt -e:
+  // the tag walks two thirds of the mail, the index of short terms finds none), on PostgreSQL its
+  // planner chooses (the text terms' path below).
+  const shortIndexed = shortTerms.length > 0 || lackedShortTerms.length > 0;
+  const shortMatch = gramQuery(db.dialect, shortTerms, lackedShortTerms);
+  let tagDrives = match.length === 0 && trigramTerms === 0;
+  // Every result holds what the index of short terms is asked: when it finds nothing, neither
+  // does the search (tag:receipt -e, order -e), and the probe was the whole cost.
+  const noShortMatch = { entries: [], next: null };
+  if (tagDrives && shortIndexed && search.tags.length > 0 && search.messageIds.length === 0) {
+    if (db.dialect === 'postgres') tagDrives = false;
+    else {
+      const grams = await matchesUpTo(db, 'inbox_grams', shortMatch);
+      if (grams === 0) return noShortMatch;
+      tagDrives = (await taggedUpTo(db, search.tags[0]!)) <= grams;
+    }
+  }
   const [drivingTag, ...otherTags] = tagDrives ? search.tags : [];
   for (const term of tagDrives ? otherTags : search.tags) where.push(tagged(term));
   for (const term of search.exclude.tags) where.push(`NOT ${tagged(term)}`);
@@ -332,11 +370,12 @@ export async function searchInbox(
   }
 
   // SQLite, both short and longer terms: the index whose terms are rarer drives, the other's are
-  // checked row by row (zq from:billing: the trigram index would walk a quarter of the mail).
-  const shortMatch = shortTerms.map((t) => phrase(gramToken(t))).join(' AND ');
-  if (match.length > 0 && shortTerms.length > 0 && search.messageIds.length === 0) {
-    const [grams, trigrams] = [await matchesUpTo(db, 'inbox_grams', shortMatch), await matchesUpTo(db, 'inbox_search', match.join(' AND '))];
-    if (grams < trigrams) {
+  // checked row by row (zq from:billing: the trigram index would walk a quarter of the mail;
+  // order -e: it would walk all of it, where the index of short terms finds nothing at once).
+  if (match.length > 0 && shortIndexed && search.messageIds.length === 0) {
+    const grams = await matchesUpTo(db, 'inbox_grams', shortMatch);
+    if (grams === 0) return noShortMatch;
+    if (grams < (await matchesUpTo(db, 'inbox_search', match.join(' AND ')))) {
       for (const [columns, term] of trigramTermsSqlite) substringOf(columns, term);
       match.length = 0;
     }
@@ -371,30 +410,34 @@ export async function searchInbox(
     const indexed = db.dialect === 'postgres' ? '' : 'INDEXED BY inbox_by_received';
     sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e ${indexed} WHERE ${where.join(' AND ')}
             ORDER BY e.received_at DESC, e.message_seq DESC LIMIT ?`;
-  } else if (shortTerms.length > 0 && search.messageIds.length === 0 && db.dialect !== 'postgres') {
-    // SQLite: inbox_grams yields the entries holding every short term, newest first.
+  } else if (shortIndexed && search.messageIds.length === 0 && db.dialect !== 'postgres') {
+    // SQLite: inbox_grams yields the entries holding every short term and lacking every negated one, newest first.
     bySeq('g.rowid');
     sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
              FROM inbox_grams g JOIN inbox_entries e ON e.message_seq = g.rowid
             WHERE inbox_grams MATCH ? ${where.map((w) => `AND ${w}`).join(' ')}
             ORDER BY g.rowid DESC LIMIT ?`;
     params.unshift(shortMatch);
-  } else if (db.dialect === 'postgres' && (trigramTerms > 0 || shortTerms.length > 0) && search.messageIds.length === 0) {
+  } else if (db.dialect === 'postgres' && (trigramTerms > 0 || shortIndexed) && search.messageIds.length === 0) {
     // PostgreSQL, text terms: its planner, given ORDER BY message_seq and a LIMIT, walks the
     // primary key newest first hoping to meet matches soon, and mail that matches only long ago
     // defeats it (EXPLAIN at 100,000: "order 42" walked 57,000 entries, " 1" 80,000). So the
     // newest entries are scanned first, where a common term fills its page; when they hold less,
-    // the order is hidden from the planner (+ 0) so that the indexes find every match, then sorted.
+    // the order is hidden from the planner (+ 0) so that the indexes find every match, then sorted:
+    // short terms, negated or not, through the GIN index of short_grams as a tsvector (0024).
     bySeq('e.message_seq');
-    const filters = where.join(' AND ');
     const newest = await db.all<EntryRow>(
       `SELECT ${ENTRY_COLUMNS} FROM (SELECT * FROM inbox_entries ${page.before === undefined ? '' : 'WHERE message_seq < ?'}
                                       ORDER BY message_seq DESC LIMIT ${NEWEST_SCANNED}) e
-        WHERE ${filters} ORDER BY e.message_seq DESC LIMIT ?`,
+        WHERE ${where.join(' AND ')} ORDER BY e.message_seq DESC LIMIT ?`,
       [...(page.before === undefined ? [] : [page.before.seq]), ...params, page.limit + 1],
     );
     if (newest.length > page.limit) return pageOf(newest, page.limit);
-    sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e WHERE ${filters} ORDER BY e.message_seq + 0 DESC LIMIT ?`;
+    if (shortIndexed) {
+      where.push('e.short_grams @@ CAST(? AS TSQUERY)');
+      params.push(shortMatch);
+    }
+    sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e WHERE ${where.join(' AND ')} ORDER BY e.message_seq + 0 DESC LIMIT ?`;
   } else {
     bySeq('e.message_seq');
     // The partial index serves is:unread (unless a Message-ID, rarer still, has its own); otherwise the primary key walks newest first.
@@ -414,6 +457,12 @@ const PROBE_MATCHES = 1000;
 /** The entries an FTS5 table (inbox_search, inbox_grams) matches, counted up to PROBE_MATCHES. */
 async function matchesUpTo(db: Pick<Db, 'all'>, table: 'inbox_search' | 'inbox_grams', query: string): Promise<number> {
   const [row] = await db.all<{ n: number }>(`SELECT count(*) AS n FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? LIMIT ${PROBE_MATCHES})`, [query]);
+  return Number(row!.n);
+}
+
+/** The entries holding a tag term, counted up to PROBE_MATCHES. */
+async function taggedUpTo(db: Pick<Db, 'all'>, term: string): Promise<number> {
+  const [row] = await db.all<{ n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM inbox_tags WHERE term = ? LIMIT ${PROBE_MATCHES}) t`, [term]);
   return Number(row!.n);
 }
 

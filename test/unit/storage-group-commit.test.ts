@@ -2,10 +2,11 @@
 // clients wait for the commit) that arrives while a transaction of other writes is under way cuts
 // into it at the next unit boundary; the transaction commits right after it, and the other writes
 // it had not reached commit afterwards, in their order, without being cut in front of again. A
-// failure of the cut-in batch stays its own.
+// failure of the cut-in batch stays its own. The WAL is copied into the database file by the
+// checkpointer's connection, not by a COMMIT past SQLite's 1,000 pages.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDatabase, type Db, type Queryable, type WriteBatch } from '../../relay/storage/db.js';
@@ -140,4 +141,20 @@ test('an admission that arrives while an admission group runs its statements joi
   assert.deepEqual(await Promise.all([first, second]), ['join-1', 'join-2']);
   assert.equal(seenCommitted.get('join-2'), false, 'join-2 ran in join-1\'s transaction, before its COMMIT');
   assert.deepEqual((await logged()).slice(-2), ['join-1', 'join-2']);
+});
+
+test('committed pages reach the database file from the checkpointer, with no COMMIT taking the WAL past a checkpoint bound', async () => {
+  const file = path.join(dir, 'raven.sqlite');
+  const { size: before } = await stat(file);
+  // About 40 pages: far below the writer's own checkpoint bound (SQLite's default of 1,000 included).
+  for (let i = 0; i < 10; i++) {
+    await db.write(async (tx) => {
+      await tx.run('INSERT INTO log (what) VALUES (?)', [`ckpt:${i}:${'x'.repeat(16_000)}`]);
+    });
+  }
+  // Until the checkpointer has copied them into the file (it runs shortly after the commits).
+  const until = Date.now() + 10_000;
+  while ((await stat(file)).size <= before && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  assert.ok((await stat(file)).size > before + 10 * 16_000, 'the database file holds the committed rows');
+  assert.equal((await logged()).filter((w) => w.startsWith('ckpt:')).length, 10);
 });

@@ -36,6 +36,27 @@ function values(params: Params | undefined): unknown[] {
   throw new Error('the PostgreSQL backend takes positional (?) parameters only');
 }
 
+// Statements the relay runs again and again (admission's reads, its counters' charge, the claims)
+// are prepared once per connection under a name and then only bound and executed: PostgreSQL
+// parses and plans a statement's text afresh on every run otherwise, for every admission batch. A
+// statement is named when it has parameters (BEGIN and COMMIT stay simple queries) but not too
+// many: a multi-row INSERT comes in as many texts as there are batch sizes, each to be planned
+// anyway. A name, once given, always means its one text (the driver refuses a name reused for
+// another), so past MAX_NAMED texts the rest run unnamed.
+const MAX_NAMED = 500;
+const MAX_NAMED_PARAMS = 64;
+const statementNames = new Map<string, string>();
+
+function statementName(text: string, params: readonly unknown[]): string | undefined {
+  if (params.length === 0 || params.length > MAX_NAMED_PARAMS) return undefined;
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < MAX_NAMED) {
+    name = `raven_${statementNames.size}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
 /** A connection (or the pool) speaking the repositories' SQL. */
 class PgQueryable implements Queryable {
   readonly dialect = 'postgres';
@@ -44,9 +65,10 @@ class PgQueryable implements Queryable {
   private tail: Promise<unknown> = Promise.resolve();
   constructor(private readonly client: pg.Pool | pg.PoolClient) {}
 
-  private query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
-    if (this.client instanceof pg.Pool) return this.client.query(sql, params);
-    const result = this.tail.then(() => this.client.query(sql, params));
+  private query(text: string, values: unknown[]): Promise<pg.QueryResult> {
+    const config: pg.QueryConfig = { text, values, name: statementName(text, values) };
+    if (this.client instanceof pg.Pool) return this.client.query(config);
+    const result = this.tail.then(() => this.client.query(config));
     this.tail = result.catch(() => undefined);
     return result;
   }
