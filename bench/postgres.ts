@@ -35,9 +35,15 @@ const WARM_UP = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const E2E_N = Number(process.env.BENCH_E2E_N ?? 500);
 const WORKSPACES = 20;
 const POOL = 10; // the relay's pool size (relay/storage/postgres/db.ts)
-/** Which parts run (BENCH_PG_PARTS=ceiling,admission,spec,e2e; all by default). */
+/** Which parts run (BENCH_PG_PARTS=ceiling,admission,spec,e2e; all by default); BENCH_PG_WS and BENCH_PG_RELAYS pick admission's targets. */
 const PARTS = new Set((process.env.BENCH_PG_PARTS ?? 'ceiling,admission,spec,e2e').split(',').map((x) => x.trim()));
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+/**
+ * BENCH_PG_STATEMENTS=1: a diagnostic (not the judged figures: it costs PostgreSQL a little on
+ * every statement): the server loads pg_stat_statements, and each target also prints what the
+ * database did per accepted request over its window (statements, transactions, notifications).
+ */
+const STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
 
 /** An API key and a verified domain of its project: who sends, from where, to whom. */
 interface Sender {
@@ -200,6 +206,48 @@ async function measuringCpu<T>(processes: Processes, fn: () => Promise<T>): Prom
   return { value, cpu, cpuSeconds: all, load: os.loadavg().map((l) => l.toFixed(1)).join(' ') };
 }
 
+// ---------- what the database did (BENCH_PG_STATEMENTS=1) ----------
+interface Diagnosis {
+  /** Lines to print under the target's figures. */
+  report(accepted: number): Promise<string>;
+}
+
+/** Counts the statements (pg_stat_statements) and notifications of the database at url from now on. */
+async function diagnose(url: string): Promise<Diagnosis> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const notified = { count: 0, bytes: 0, stored: 0 };
+  client.on('notification', (m) => {
+    notified.count++;
+    notified.bytes += Buffer.byteLength(m.payload ?? '');
+    if (m.payload?.startsWith('@')) notified.stored++;
+  });
+  await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  await client.query('LISTEN raven');
+  await client.query('SELECT pg_stat_statements_reset()');
+  return {
+    async report(accepted) {
+      try {
+        const { rows } = await client.query<{ query: string; calls: number; ms: number; rows: number }>(
+          `SELECT query, calls::int AS calls, total_exec_time AS ms, rows::int AS rows FROM pg_stat_statements
+            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC`,
+        );
+        const per = (n: number) => (n / Math.max(1, accepted)).toFixed(3);
+        const calls = rows.reduce((n, r) => n + r.calls, 0);
+        const commits = rows.filter((r) => /^commit/i.test(r.query.trim())).reduce((n, r) => n + r.calls, 0);
+        const lines = [
+          `  database per accepted request: ${per(calls)} statements, ${per(commits)} COMMITs, ${per(rows.reduce((n, r) => n + r.ms, 0))} ms executing; ` +
+            `${per(notified.count)} notifications (${(notified.bytes / Math.max(1, notified.count)).toFixed(0)} bytes each, ${notified.stored} stored as rows)`,
+          ...rows.slice(0, 45).map((r) => `    ${per(r.calls).padStart(7)} calls ${(r.ms / Math.max(1, r.calls)).toFixed(3).padStart(7)} ms ${String(r.rows).padStart(7)} rows  ${r.query.replace(/\s+/g, ' ').slice(0, 110)}`),
+        ];
+        return lines.join('\n');
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
 // ---------- load ----------
 interface Load {
   rps: number;
@@ -215,6 +263,8 @@ interface Load {
   /** CPU ms of the relays and PostgreSQL together per accepted request. */
   cpuMsPerAccepted: number;
   load: string;
+  /** What the database did (BENCH_PG_STATEMENTS=1), else ''. */
+  database: string;
 }
 
 let idempotencyCounter = 0;
@@ -257,11 +307,13 @@ async function load(urls: string[], senders: Sender[], processes: Processes, dat
     }
   };
   const deliveredBefore = await delivered();
+  const diagnosis = STATEMENTS && databaseUrl ? await diagnose(databaseUrl) : undefined;
   const { value: results, cpu, cpuSeconds: spent, load: loadavg } = await measuringCpu(processes, () => Promise.all(urls.map((u) => run(u, SECONDS))));
   const deliveredInWindow = (await delivered()) - deliveredBefore;
   const statuses: Record<string, number> = {};
   for (const r of results) for (const [code, n] of Object.entries(r.statusCodeStats ?? {})) statuses[code] = (statuses[code] ?? 0) + (n as { count: number }).count;
   const accepted = results.reduce((n, r) => n + r['2xx'], 0);
+  const database = diagnosis ? await diagnosis.report(accepted) : '';
   return {
     rps: results.reduce((n, r) => n + r.requests.average, 0),
     accepted: results.reduce((n, r) => n + r['2xx'], 0) / SECONDS,
@@ -273,6 +325,7 @@ async function load(urls: string[], senders: Sender[], processes: Processes, dat
     cpu,
     cpuMsPerAccepted: (spent * 1000) / Math.max(1, accepted),
     load: loadavg,
+    database,
   };
 }
 
@@ -347,12 +400,12 @@ async function withDatabase<T>(serverUrl: string, fn: (url: string) => Promise<T
 }
 
 const line = (name: string, r: Load) =>
-  `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(5)} ms  non2xx ${String(r.non2xx).padStart(5)}  delivered ${r.deliveredPerSecond.toFixed(0)}/s  ${r.cpuMsPerAccepted.toFixed(1)} CPU ms/accepted (relays + pg); ${r.cpu}; load ${r.load}`;
+  `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(5)} ms  non2xx ${String(r.non2xx).padStart(5)}  delivered ${r.deliveredPerSecond.toFixed(0)}/s  ${r.cpuMsPerAccepted.toFixed(1)} CPU ms/accepted (relays + pg); ${r.cpu}; load ${r.load}${r.database ? `\n${r.database}` : ''}`;
 
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
 export async function benchPostgres(): Promise<void> {
-  const server = process.env.BENCH_DATABASE_URL ? undefined : await startPostgresServer({ durable: true });
+  const server = process.env.BENCH_DATABASE_URL ? undefined : await startPostgresServer({ durable: true, settings: STATEMENTS ? ['shared_preload_libraries=pg_stat_statements'] : [] });
   const serverUrl = process.env.BENCH_DATABASE_URL ?? server!.url;
   const postmaster = await postmasterPid(serverUrl);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'raven-bench-pg-'));
@@ -368,7 +421,7 @@ export async function benchPostgres(): Promise<void> {
       const { url: target } = await new Promise<{ url: string }>((resolve) => child.once('message', resolve as (m: unknown) => void));
       try {
         const keys = Array.from({ length: WORKSPACES }, (_, i): Sender => ({ key: `k${i}`, domain: 'ceiling.test' }));
-        return await load([target], keys, { relays: [child.pid!], postmaster });
+        return await load([target], keys, { relays: [child.pid!], postmaster }, url);
       } finally {
         child.send('stop');
         await new Promise((r) => child.once('exit', r));
@@ -378,7 +431,7 @@ export async function benchPostgres(): Promise<void> {
     const runs = new Map<string, Load>();
     if (PARTS.has('admission')) {
       for (const workspaces of (process.env.BENCH_PG_WS ?? `1,${WORKSPACES}`).split(',').map(Number)) {
-        for (const n of [1, 3]) {
+        for (const n of (process.env.BENCH_PG_RELAYS ?? '1,3').split(',').map(Number)) {
           const r = await withDatabase(serverUrl, async (url) => {
             const relays = await startRelays(url, n, path.join(dir, `a${workspaces}-${n}`), RELAXED);
             try {

@@ -4,8 +4,8 @@
 // workers wake, their `ravenctl listen` clients and dashboards see every event, and their clocks
 // agree. The notifier hands on only the other relays' messages.
 //
-// What is announced while a notification is on its way goes out together in the next one (a
-// list of messages), and a wake-up already waiting (jobs.ready, webhooks.ready: no payload) is
+// What is announced in one turn of the event loop, or while a notification is on its way, goes out
+// together in the next one (a list of messages), and a wake-up already waiting (jobs.ready, webhooks.ready: no payload) is
 // not added twice: every notification is a transaction of its own, with its commit flushed to disk
 // and PostgreSQL's one notification-queue lock held through it (every relay's notifications wait
 // on it), so an admission batch of forty emails costs one notification, not eighty.
@@ -38,7 +38,12 @@ export function bridgeBus(bus: RelayBus, clock: Clock, notifier: RelayNotifier, 
     if (relaying) return;
     if (isWakeUp(message) && waiting.some((m) => isWakeUp(m) && 'event' in m && m.event === (message as { event: string }).event)) return;
     waiting.push(message);
-    if (!publishing) void publishWaiting();
+    // Sent once this turn of the event loop is over: what a commit announces (an admission batch's
+    // events and its wake-up, each email's in a continuation of its own) goes out as one message.
+    if (!publishing) {
+      publishing = true;
+      setImmediate(() => void publishWaiting());
+    }
   };
   const listeners = SHARED.map((name) => {
     const listener = (...args: unknown[]) => send({ event: name, args });

@@ -5,11 +5,13 @@
 // second only a few wait at any moment), counted over every relay of one PostgreSQL database: each
 // relay tells the others its count over the shared bus (at most every REPORT_EVERY_MS while
 // admissions wait, and once more when none do), so three relays with sixteen clients each see the
-// burst one relay with forty-eight sees. The burst's delivery allowance is shared out among the
-// relays in it: three relays in a burst deliver what one would, not three times as much
+// burst one relay with forty-eight sees. The burst's delivery allowance goes whole to one relay
+// in it, the first by id: three relays in a burst deliver what one would, not three times as much
 // (measured: with each relay at one relay's allowance, delivery kept pace with admission and took
-// four fifths of the CPU, BENCHMARKS.md). A relay whose own clients wait for nothing is not in a
-// burst: its worker keeps full concurrency.
+// four fifths of the CPU, BENCHMARKS.md), and in the batches one relay would (split three ways,
+// each relay claimed, read and recorded one or two jobs at a time, woken by every other relay's
+// new jobs: a transaction flushed to disk per claim and per outcome). A relay whose own clients
+// wait for nothing is not in a burst: its worker keeps full concurrency.
 import { randomUUID } from 'node:crypto';
 import type { RelayServices } from '../services.js';
 
@@ -30,8 +32,8 @@ interface AdmissionLoad {
   peak: number;
   /** performance.now() when a burst was last seen. */
   burstSeenAt: number;
-  /** The relays with admissions waiting when it was (this one included). */
-  burstRelays: number;
+  /** Whether this relay delivers the burst's allowance: the first, by id, of those with admissions waiting when it was last seen. */
+  burstDelivers: boolean;
   reportedAt: number;
   reported: number;
   reportTimer: NodeJS.Timeout | undefined;
@@ -49,7 +51,7 @@ function loadOf(services: RelayServices): AdmissionLoad {
       waiting: 0,
       peak: 0,
       burstSeenAt: -Infinity,
-      burstRelays: 1,
+      burstDelivers: true,
       reportedAt: -Infinity,
       reported: 0,
       reportTimer: undefined,
@@ -89,17 +91,17 @@ export function admissionWaiting(services: RelayServices): () => void {
   const now = performance.now();
   load.waiting++;
   let waiting = load.waiting;
-  let relays = 1;
+  let first = true;
   for (const [relay, peer] of load.peers) {
     if (now - peer.at > REPORT_FRESH_MS) load.peers.delete(relay);
     else if (peer.waiting > 0) {
       waiting += peer.waiting;
-      relays++;
+      if (relay < load.relay) first = false;
     }
   }
   if (waiting >= BURST_WAITING) {
     load.burstSeenAt = now;
-    load.burstRelays = relays;
+    load.burstDelivers = first;
   }
   changed(services, load);
   return () => {
@@ -109,12 +111,12 @@ export function admissionWaiting(services: RelayServices): () => void {
 }
 
 /**
- * During a burst of admissions, this relay's share of the delivery allowance `allowance`
- * (at least 1); undefined when there is none.
+ * During a burst of admissions, this relay's share of the delivery allowance `allowance`: all of
+ * it for the first relay in the burst, nothing for the others; undefined when there is none.
  */
 export function burstAllowance(services: RelayServices, allowance: number): number | undefined {
   // The worker asks from its start: from then on this relay hears the others' reports.
   const load = loadOf(services);
   if (performance.now() - load.burstSeenAt >= BURST_HOLD_MS) return undefined;
-  return Math.max(1, Math.floor(allowance / load.burstRelays));
+  return load.burstDelivers ? allowance : 0;
 }

@@ -52,7 +52,7 @@ const POLL_INTERVAL_MS = 1_000;
 // recovered as delivery_unknown at the next start.
 const STOP_TIMEOUT_MS = 10_000;
 
-// Dispatches kept in flight during a burst of admissions, shared out among the relays in it
+// Dispatches kept in flight during a burst of admissions, by one of the relays in it
 // (domain/admission-load.ts)...
 const BURST_CONCURRENCY = 8;
 // ...and this many for BEHIND_HOLD_MS when the jobs claimed had waited longer than BEHIND_LAG_MS

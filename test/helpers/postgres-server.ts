@@ -85,6 +85,8 @@ async function waitUntilAccepting(url: string, child: ChildProcess, log: () => s
 export interface PostgresServerOptions {
   /** fsync each commit (benchmarks); tests run without it, which survives a server restart but not a machine crash. */
   durable?: boolean;
+  /** More server settings (`name=value`), e.g. the bench's diagnostic shared_preload_libraries. */
+  settings?: string[];
 }
 
 export async function startPostgresServer(options: PostgresServerOptions = {}): Promise<PostgresServer> {
@@ -119,6 +121,7 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
     '-c', `fsync=${options.durable ? 'on' : 'off'}`,
     '-c', 'full_page_writes=off',
     '-c', 'shared_buffers=128MB',
+    ...(options.settings ?? []).flatMap((setting) => ['-c', setting]),
   ];
   // Whatever way this process ends, the server ends with it and its directory goes.
   const killOnExit = () => {

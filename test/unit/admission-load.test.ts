@@ -1,6 +1,6 @@
 // A burst of admissions is counted over every relay on one database: sixteen waiting here and
-// twenty reported by another relay are a burst, and the relays in it share one relay's delivery
-// allowance; sixteen alone are not one. Each relay reports the most that waited since its last report.
+// twenty reported by another relay are a burst, and one relay in it has one relay's delivery
+// allowance, the others none; sixteen alone are not one. Each relay reports the most that waited since its last report.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admissionWaiting, burstAllowance } from '../../relay/domain/admission-load.js';
@@ -21,15 +21,20 @@ test('sixteen admissions waiting on one relay alone are no burst', () => {
   for (const d of done) d();
 });
 
-test("another relay's waiting admissions count: the burst's allowance is shared between the relays in it", () => {
+test("another relay's waiting admissions count: the burst's allowance goes whole to the first relay in it, by id", () => {
   const { services, bus } = relay();
   assert.equal(burstAllowance(services, 8), undefined); // the worker asks from its start
-  bus.emit('admission.load', { relay: 'other', waiting: 20 });
+  // Relay ids are random UUIDs (hex): '~' sorts after every one, '!' before.
+  bus.emit('admission.load', { relay: '~after', waiting: 20 });
   const done = Array.from({ length: 12 }, () => admissionWaiting(services));
-  assert.equal(burstAllowance(services, 8), 4);
-  bus.emit('admission.load', { relay: 'third', waiting: 5 });
+  assert.equal(burstAllowance(services, 8), 8);
+  bus.emit('admission.load', { relay: '!before', waiting: 5 });
   done.push(admissionWaiting(services));
-  assert.equal(burstAllowance(services, 8), 2);
+  assert.equal(burstAllowance(services, 8), 0);
+  // A relay whose admissions no longer wait is not in the burst: this one delivers again.
+  bus.emit('admission.load', { relay: '!before', waiting: 0 });
+  done.push(admissionWaiting(services));
+  assert.equal(burstAllowance(services, 8), 8);
   for (const d of done) d();
 });
 

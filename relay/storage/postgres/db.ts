@@ -23,6 +23,8 @@ const types = {
 // A deadlock or a serialization failure is the database asking to try the unit of work again.
 const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 5;
+/** The longest a batch waits for the clients its previous transaction answered (see drainBatch). */
+const GATHER_MAX_MS = 10;
 
 export interface PostgresDb extends Db {
   readonly notifier: PostgresNotifier;
@@ -176,14 +178,47 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDb
 
   // Items of one batch that arrive while that batch's transaction is in flight commit together
   // in the next one: the group commit of the SQLite writer, one batch at a time per relay.
-  const batchQueues = new Map<WriteBatch<unknown, unknown>, { items: Array<{ item: unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }>; running: boolean }>();
+  //
+  // A batch that clients wait for (`ahead`: admissions, the sink's captures) also waits a moment
+  // for the clients its previous transaction just answered: each sends its next request as soon as
+  // it has its answer, and a transaction started on the first of them alone would leave the others
+  // to the one after it, so the batches of a relay with sixteen clients alternated between a few
+  // and most of them, every one paying a transaction's fixed cost (its trips, its counters, its
+  // flush). It waits until as many wait as the previous transaction held, or a quarter of that
+  // transaction's time (GATHER_MAX_MS at most) has passed.
+  interface BatchQueue {
+    items: Array<{ item: unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }>;
+    running: boolean;
+    /** Members and milliseconds of the previous transaction. */
+    last: { members: number; ms: number };
+    /** Called once the queue holds as many as the gathering waits for. */
+    gathered?: () => void;
+    gatherTarget: number;
+  }
+  const batchQueues = new Map<WriteBatch<unknown, unknown>, BatchQueue>();
+
+  function gather(queue: BatchQueue): Promise<void> | undefined {
+    const wait = Math.min(GATHER_MAX_MS, queue.last.ms / 4);
+    if (queue.items.length >= queue.last.members || wait < 0.5) return undefined;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => queue.gathered?.(), wait);
+      queue.gatherTarget = queue.last.members;
+      queue.gathered = () => {
+        clearTimeout(timer);
+        queue.gathered = undefined;
+        resolve();
+      };
+    });
+  }
 
   async function drainBatch(batch: WriteBatch<unknown, unknown>): Promise<void> {
     const queue = batchQueues.get(batch)!;
     queue.running = true;
     try {
       while (queue.items.length > 0) {
+        if (batch.ahead && !closed) await gather(queue);
         const members = queue.items.splice(0, 512);
+        const started = performance.now();
         try {
           const outcomes = await transaction((tx) => batch.run(tx, members.map((m) => m.item)));
           members.forEach((m, i) => {
@@ -194,6 +229,7 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDb
         } catch (error) {
           for (const m of members) m.reject(error);
         }
+        queue.last = { members: members.length, ms: performance.now() - started };
       }
     } finally {
       queue.running = false;
@@ -212,17 +248,19 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDb
       const key = batch as WriteBatch<unknown, unknown>;
       let queue = batchQueues.get(key);
       if (!queue) {
-        queue = { items: [], running: false };
+        queue = { items: [], running: false, last: { members: 0, ms: 0 }, gatherTarget: 0 };
         batchQueues.set(key, queue);
       }
       const q = queue;
       return new Promise<R>((resolve, reject) => {
         q.items.push({ item, resolve: resolve as (v: unknown) => void, reject });
         if (!q.running) void drainBatch(key);
+        else if (q.gathered && q.items.length >= q.gatherTarget) q.gathered();
       });
     },
     async close() {
       closed = true;
+      for (const q of batchQueues.values()) q.gathered?.();
       while ([...batchQueues.values()].some((q) => q.running || q.items.length > 0)) await new Promise((r) => setTimeout(r, 5));
       await notifier.stop();
       await Promise.all([pool.end(), readPool.end()]);

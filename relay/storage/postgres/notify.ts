@@ -4,8 +4,9 @@
 // Notifications are a wake-up, not the queue: workers still poll, so one lost in a reconnect only
 // delays work, it never loses it.
 //
-// A message past NOTIFY's 8,000-byte limit (an event whose webhook body carries twenty long tags,
-// a batch of inbox entries) is carried whole all the same: it is stored as a row of bus_payloads
+// A list of messages past NOTIFY's 8,000-byte limit goes as several notifications. A message past
+// it by itself (an event whose webhook body carries twenty long tags, a batch of inbox entries)
+// is carried whole all the same: it is stored as a row of bus_payloads
 // (migration 0022) and the notification, sent in the same statement, names the row; each
 // receiving relay reads it before it hands the message on. Rows older than a minute are deleted by
 // the next oversized publish.
@@ -61,6 +62,11 @@ export class PostgresNotifier extends EventEmitter {
     await client.connect();
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     this.ownPid = rows[0]!.pid;
+    // A notification is a transaction of its own, and PostgreSQL holds its one notification-queue
+    // lock until that commit is flushed to disk: every relay's notifications would wait a flush in
+    // turn. A wake-up needs no durability (a crash of the server ends every listening connection
+    // anyway), so its commit does not wait for the disk.
+    await client.query('SET synchronous_commit = off');
     await client.query(`LISTEN ${CHANNEL}`);
     this.client = client;
     this.emit('connected');
@@ -97,9 +103,34 @@ export class PostgresNotifier extends EventEmitter {
     this.reconnectTimer.unref();
   }
 
-  /** Sends message to every other relay listening, whatever its size; false if it could not be sent. */
+  /**
+   * Sends message to every other relay listening, whatever its size; false if it could not be sent.
+   * A list too long for one notification goes as several lists, in order, each as long as fits
+   * (a notification is cheaper than a stored payload, which costs a row written and read by every
+   * relay); only an item too long by itself is stored.
+   */
   publish(message: unknown): Promise<boolean> {
     const payload = JSON.stringify(message);
+    if (Buffer.byteLength(payload) <= MAX_NOTIFY_BYTES || !Array.isArray(message) || message.length < 2) return this.send(payload);
+    const sent: Array<Promise<boolean>> = [];
+    let chunk: string[] = [];
+    let bytes = 2; // the brackets
+    for (const item of message) {
+      const text = JSON.stringify(item);
+      const size = Buffer.byteLength(text) + 1; // and its comma
+      if (chunk.length > 0 && bytes + size > MAX_NOTIFY_BYTES) {
+        sent.push(this.send(`[${chunk.join(',')}]`));
+        chunk = [];
+        bytes = 2;
+      }
+      chunk.push(text);
+      bytes += size;
+    }
+    sent.push(this.send(`[${chunk.join(',')}]`));
+    return Promise.all(sent).then((all) => all.every(Boolean));
+  }
+
+  private send(payload: string): Promise<boolean> {
     const statement = Buffer.byteLength(payload) > MAX_NOTIFY_BYTES ? PUBLISH_STORED : 'SELECT pg_notify($1, $2)';
     // One statement at a time on the connection, in the order published.
     const sent = this.sending.then(async () => {
