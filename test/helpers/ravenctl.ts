@@ -69,12 +69,19 @@ export function ravenctl(args: string[], options: RavenctlOptions = {}): Promise
   });
 }
 
-/** Resolves with the first complete JSON document the process prints on stdout. */
+/**
+ * Resolves with the first complete JSON document the process prints on stdout. A process that has
+ * printed none in time is killed: left running (a relay serving), it would keep its test file's
+ * process, and with it the whole run, from ever exiting.
+ */
 export function firstJsonDocument(child: ChildProcessWithoutNullStreams, timeoutMs = 20_000): Promise<any> {
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`no JSON document within ${timeoutMs} ms:\n${stdout}\n${stderr}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no JSON document within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+    }, timeoutMs);
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
