@@ -32,6 +32,9 @@ const READS_SAMPLES = Number(process.env.BENCH_READS_SAMPLES ?? 300);
 const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 400);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const SINK_N = Number(process.env.BENCH_SINK_N ?? 3_000);
+// Sent to each sink target first and not counted, as the end-to-end warm-up: the figures are a warmed
+// server's, not its first compilations'.
+const SINK_WARM_UP = Number(process.env.BENCH_SINK_WARM_UP ?? 500);
 const CAPTURED_N = Number(process.env.BENCH_CAPTURED_N ?? 100_000);
 const SUBMISSION_ROUNDS = Number(process.env.BENCH_SUBMISSION_ROUNDS ?? 3);
 const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
@@ -462,7 +465,7 @@ function threadMsPer(pid: number, before: Map<string, number>, after: Map<string
 
 async function sinkIntake() {
   console.log(
-    `\nsink intake: ${SINK_N} messages x 3 recipients, 20 concurrent senders, nodemailer pool of 8 connections -> accepted (250); ` +
+    `\nsink intake: ${SINK_N} messages x 3 recipients (after ${SINK_WARM_UP} not counted, each target), 20 concurrent senders, nodemailer pool of 8 connections -> accepted (250); ` +
       `${ROUNDS} round(s), the relay and MailDev alternating (${loadNow()})`,
   );
   const install = await installMailDev();
@@ -470,6 +473,8 @@ async function sinkIntake() {
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const t = await startTarget('relay');
+      await smtpLoad(t.smtpPort, SINK_WARM_UP, 3);
+      await ask(t, { cmd: 'indexed' }); // the warm-up's entries indexed before the measured load
       const cpu = cpuMeter(targetCpu('relay', t.child.pid));
       const cpu0 = cpuSeconds(String(t.child.pid));
       const threads0 = threadCpuSeconds(t.child.pid!);
@@ -490,6 +495,7 @@ async function sinkIntake() {
       );
       console.log(`  relay CPU ms per message by thread, intake and indexing: ${threadMsPer(t.child.pid!, threads0, threads2, SINK_N)}`);
       const maildev = await startMailDev(install.dir);
+      await smtpLoad(maildev.smtpPort, SINK_WARM_UP, 3);
       const mcpu = cpuMeter(targetCpu('maildev', maildev.pid));
       const m0 = cpuSeconds(String(maildev.pid));
       const mthreads0 = threadCpuSeconds(maildev.pid!);
@@ -505,6 +511,7 @@ async function sinkIntake() {
       console.log(`  MailDev CPU ms per message by thread: ${threadMsPer(maildev.pid!, mthreads0, mthreads1, SINK_N)}`);
       // The ceiling: the same load into an smtp-server that drops every message, in its own process.
       const b = await startTarget('smtp');
+      await smtpLoad(b.smtpPort, SINK_WARM_UP, 3);
       const b0 = cpuSeconds(String(b.child.pid));
       const bare = await smtpLoad(b.smtpPort, SINK_N, 3);
       const b1 = cpuSeconds(String(b.child.pid));

@@ -16,6 +16,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildChildTree } from './helpers/child-build.js';
 import { startPostgresServer, type PostgresServer } from './helpers/postgres-server.js';
 
 /** What helpers/summary-reporter.mjs writes for each finished test, one JSON line each. */
@@ -148,10 +149,13 @@ async function main(): Promise<number> {
   const failures: Failure[] = [];
   const times: Array<FileTime & { backend: string }> = [];
   try {
+    // The sources the tests' ravenctl and relay processes run, transpiled once for this run.
+    const childBuild = path.join(reports, 'children');
+    await buildChildTree(root, childBuild);
     for (const backend of backends) {
       const selected = only.length > 0 ? SUITES[backend].filter((f) => only.includes(f)) : SUITES[backend];
       if (selected.length === 0) continue;
-      const env: NodeJS.ProcessEnv = { ...developerFree(process.env), RAVEN_TEST_BACKEND: backend };
+      const env: NodeJS.ProcessEnv = { ...developerFree(process.env), RAVEN_TEST_BACKEND: backend, RAVEN_TEST_CHILD_BUILD: childBuild };
       try {
         if (backend === 'postgres' && !env.RAVEN_TEST_DATABASE_URL) {
           server ??= await startPostgresServer();

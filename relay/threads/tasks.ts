@@ -5,7 +5,7 @@
 import { signedOutboundMessage, type OutboundJob } from '../delivery/outbound.js';
 import type { OutboundMessage } from '../delivery/provider.js';
 import { closeThreadProvider, deliverOnThisThread, type ThreadDeliveryAnswer, type ThreadDeliveryJob } from '../delivery/thread-delivery.js';
-import { checkContent, type ContentChecks } from '../inbox/checks/content.js';
+import type { ContentChecks } from '../inbox/checks/content.js';
 import { parseMessage, summarize, type MessageSummary } from '../inbox/read-message.js';
 import { asBuffer, type TaskTable } from './pool.js';
 
@@ -33,8 +33,12 @@ export const tasks = {
   /** The same for many messages in one hop (the indexer's chunks): one message each way, not one per message. */
   inboxSummaries: async (jobs: SummaryJob[]): Promise<MessageSummary[]> =>
     Promise.all(jobs.map(async (job) => summarize(await parseMessage(asBuffer(job.raw)), job.envelope))),
-  /** The checks of a captured message that read only its bytes: headers, HTML compatibility, its URLs. */
-  contentChecks: (job: { raw: Uint8Array }): Promise<ContentChecks> => checkContent(asBuffer(job.raw)),
+  /**
+   * The checks of a captured message that read only its bytes: headers, HTML compatibility, its
+   * URLs. Loaded on first use: only the checks thread runs them, and caniemail's data would be
+   * most of what each delivery thread loads as it starts.
+   */
+  contentChecks: async (job: { raw: Uint8Array }): Promise<ContentChecks> => (await import('../inbox/checks/content.js')).checkContent(asBuffer(job.raw)),
 } satisfies TaskTable;
 
 export type RelayTasks = typeof tasks;

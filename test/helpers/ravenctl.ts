@@ -1,6 +1,7 @@
-// Runs ravenctl (cli/main.ts through tsx) as a process in a folder of its own (its working
-// directory and home), with only the environment given (plus PATH and NO_COLOR): the developer's
-// ./.raven (left by `npm run relay` in the checkout), RAVEN_* variables and profile never leak in.
+// Runs ravenctl as a process in a folder of its own (its working directory and home), with only the
+// environment given (plus PATH and NO_COLOR): the developer's ./.raven (left by `npm run relay` in
+// the checkout), RAVEN_* variables and profile never leak in. Under `npm test` it runs the sources
+// the runner transpiled for this run (helpers/child-build.ts), else cli/main.ts through tsx.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,8 @@ export interface RavenctlOptions {
 
 /** The command line that runs ravenctl: node, then its arguments (for a wrapper such as `script`). */
 export function ravenctlCommand(args: string[]): [string, ...string[]] {
+  const built = process.env.RAVEN_TEST_CHILD_BUILD;
+  if (built) return [process.execPath, path.join(built, 'cli', 'main.js'), ...args];
   // tsx by absolute URL: from another directory it would not be found.
   return [process.execPath, '--import', import.meta.resolve('tsx'), `${root}cli/main.ts`, ...args];
 }
@@ -66,12 +69,19 @@ export function ravenctl(args: string[], options: RavenctlOptions = {}): Promise
   });
 }
 
-/** Resolves with the first complete JSON document the process prints on stdout. */
+/**
+ * Resolves with the first complete JSON document the process prints on stdout. A process that has
+ * printed none in time is killed: left running (a relay serving), it would keep its test file's
+ * process, and with it the whole run, from ever exiting.
+ */
 export function firstJsonDocument(child: ChildProcessWithoutNullStreams, timeoutMs = 20_000): Promise<any> {
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`no JSON document within ${timeoutMs} ms:\n${stdout}\n${stderr}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no JSON document within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+    }, timeoutMs);
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;

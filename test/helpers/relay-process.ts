@@ -1,4 +1,4 @@
-// Runs the relay as a real child process (`ravenctl relay start --json` through tsx), so a test can
+// Runs the relay as a real child process (`ravenctl relay start --json`, helpers/ravenctl.ts), so a test can
 // kill -9 it and start it again on the same data directory.
 import type { ChildProcess } from 'node:child_process';
 import { spawnRavenctl } from './ravenctl.js';

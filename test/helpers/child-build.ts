@@ -1,0 +1,68 @@
+// The CLI, the relay and the SDK as plain JavaScript for the processes the tests start (ravenctl
+// and relay children): test/run.ts transpiles the checkout's sources once per `npm test`, file by
+// file with esbuild and tsx's own settings, into a temporary folder, and names it in
+// RAVEN_TEST_CHILD_BUILD (helpers/ravenctl.ts runs cli/main.js from it). Through tsx, every child
+// loaded the loader and went through it for its whole module graph: about half a CPU second for a
+// command, two for a relay with its worker threads, hundreds of spawns a run. A test file run
+// without the runner has no such folder, and its children run through tsx as before.
+//
+// The folder mirrors the checkout (cli/, relay/, sdk/, with every other file of theirs copied, the
+// SQL migrations among them) and links what the code finds around itself: dist/ (the dashboard's
+// build, made by `npm test`'s pretest), the package.json (the version), node_modules (each package
+// linked, except raven-email-sdk, which is the transpiled sdk/ here, as tsconfig.json's paths make
+// it for tsx).
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { build } from 'esbuild';
+
+/** What is not the CLI's, the relay's or the SDK's code at run time. */
+const LEFT_OUT = new Set(['relay/web', 'sdk/dist', 'sdk/node_modules', 'sdk/scripts']);
+
+function sourceFiles(root: string, dir: string): { code: string[]; other: string[] } {
+  const code: string[] = [];
+  const other: string[] = [];
+  for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
+    const rel = path.posix.join(dir, entry.name);
+    if (LEFT_OUT.has(rel)) continue;
+    if (entry.isDirectory()) {
+      const inner = sourceFiles(root, rel);
+      code.push(...inner.code);
+      other.push(...inner.other);
+    } else if (entry.name.endsWith('.d.ts') || entry.name.endsWith('.test.ts')) continue;
+    else if (entry.name.endsWith('.ts')) code.push(rel);
+    else other.push(rel);
+  }
+  return { code, other };
+}
+
+/** Builds the folder `into` (which must not exist) from the checkout at `root`. */
+export async function buildChildTree(root: string, into: string): Promise<void> {
+  const files = ['cli', 'relay', 'sdk'].map((dir) => sourceFiles(root, dir));
+  await build({
+    entryPoints: files.flatMap((f) => f.code).map((rel) => path.join(root, rel)),
+    outdir: into,
+    outbase: root,
+    bundle: false,
+    platform: 'node',
+    format: 'esm',
+    // What tsx gives esbuild for each file it loads.
+    target: `node${process.versions.node}`,
+    keepNames: true,
+    tsconfig: path.join(root, 'tsconfig.json'),
+    logLevel: 'warning',
+  });
+  for (const rel of files.flatMap((f) => f.other)) {
+    mkdirSync(path.dirname(path.join(into, rel)), { recursive: true });
+    copyFileSync(path.join(root, rel), path.join(into, rel));
+  }
+  const sdk = JSON.parse(readFileSync(path.join(root, 'sdk/package.json'), 'utf8')) as { name: string; version: string };
+  writeFileSync(path.join(into, 'sdk/package.json'), JSON.stringify({ name: sdk.name, version: sdk.version, type: 'module', exports: { '.': './index.js', './package.json': './package.json' } }));
+  copyFileSync(path.join(root, 'package.json'), path.join(into, 'package.json'));
+  symlinkSync(path.join(root, 'dist'), path.join(into, 'dist'));
+  mkdirSync(path.join(into, 'node_modules'));
+  for (const name of readdirSync(path.join(root, 'node_modules'))) {
+    if (name === sdk.name || name.startsWith('.')) continue;
+    symlinkSync(path.join(root, 'node_modules', name), path.join(into, 'node_modules', name));
+  }
+  symlinkSync(path.join(into, 'sdk'), path.join(into, 'node_modules', sdk.name));
+}
