@@ -20,7 +20,7 @@ import { ApiError, validationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
-import { allStatements } from '../storage/rows.js';
+import { allStatements, readTogether } from '../storage/rows.js';
 import { verifiedDomainsOf } from '../storage/domains.js';
 import { insertEmails, insertRecipients, insertSubmissions, type NewEmailRow, type NewRecipientRow } from '../storage/emails.js';
 import { takeCounters, type RateWindowRef } from '../storage/counters.js';
@@ -125,12 +125,12 @@ async function readState(tx: Queryable, items: Admission[]) {
   // Across relays on one database, the keys this batch decides on are its own until it commits
   // (taken in one order, so two batches never wait on each other in a circle).
   await tx.lock(unique(idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key))).sort());
-  // Issued together: the reads share one trip to the thread pool.
-  const [remembered, domains, suppressions] = await Promise.all([
+  // One trip for the three (storage/rows.ts readTogether).
+  const [remembered, domains, suppressions] = await readTogether(tx, [
     rememberedResults(tx, idempotencyKeys),
     verifiedDomainsOf(tx, unique(items.map((a) => a.key.projectId))),
     suppressionsOf(tx, items.flatMap((a) => allRecipients(a.request).map((r) => [a.key.workspaceId, r.mailbox.address.toLowerCase()] as const))),
-  ]);
+  ] as const);
   const verified = new Map<string, Set<string>>();
   for (const d of domains) {
     const names = verified.get(d.project_id) ?? new Set<string>();

@@ -1,7 +1,7 @@
 // Domains connected to projects, their DNS records and DKIM keys.
 import type { Domain } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
-import { inValues } from './rows.js';
+import { inValues, type Read } from './rows.js';
 
 export interface DomainRow {
   id: string;
@@ -56,9 +56,9 @@ export async function recordDomainCheck(tx: Queryable, id: string, recordsJson: 
 }
 
 /** The verified domain names of these projects. */
-export function verifiedDomainsOf(q: Reader, projectIds: readonly string[]): Promise<Array<{ project_id: string; name: string }>> {
+export function verifiedDomainsOf(q: Pick<Reader, 'dialect'>, projectIds: readonly string[]): Read<{ project_id: string; name: string }> {
   const where = inValues(q, 'project_id', projectIds);
-  return q.all(`SELECT project_id, name FROM domains WHERE ${where.sql} AND status = 'verified'`, where.params);
+  return { sql: `SELECT project_id, name FROM domains WHERE ${where.sql} AND status = 'verified'`, params: where.params };
 }
 
 /** The DNS records the relay gave every project that connected one of these domain names. */

@@ -1,6 +1,6 @@
 // Admission results remembered per (project, Idempotency-Key), replayed for identical bodies.
 import type { Queryable, Reader } from './db.js';
-import { inTextPairs, insertRows } from './rows.js';
+import { inTextPairs, insertRows, type Read } from './rows.js';
 
 export interface RememberedRow {
   project_id: string;
@@ -19,11 +19,11 @@ export interface NewRememberedRow extends RememberedRow {
   expires_at: string;
 }
 
-/** The remembered results of these (project id, key) pairs. */
-export function rememberedResults(q: Reader, keys: ReadonlyArray<readonly [string, string]>): Promise<RememberedRow[]> {
-  if (keys.length === 0) return Promise.resolve([]);
+/** The remembered results of these (project id, key) pairs (readTogether). */
+export function rememberedResults(q: Pick<Reader, 'dialect'>, keys: ReadonlyArray<readonly [string, string]>): Read<RememberedRow> | undefined {
+  if (keys.length === 0) return undefined;
   const pairs = inTextPairs(q, ['project_id', 'key'], keys);
-  return q.all<RememberedRow>(`SELECT project_id, key, body_hash, status_code, response_json FROM idempotency_keys WHERE ${pairs.sql}`, pairs.params);
+  return { sql: `SELECT project_id, key, body_hash, status_code, response_json FROM idempotency_keys WHERE ${pairs.sql}`, params: pairs.params };
 }
 
 export function insertIdempotencyRows(tx: Queryable, rows: readonly NewRememberedRow[]): Promise<void> {

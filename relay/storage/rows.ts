@@ -1,5 +1,5 @@
 // Many rows in few statements, in each backend's own way.
-import type { Queryable } from './db.js';
+import type { Queryable, Reader } from './db.js';
 
 // A statement's rows stay under this many bytes (of JSON, or of raw messages): a batch of large
 // emails (up to 10 MiB each) must not build one string past V8's limit, nor hold it twice (the
@@ -85,6 +85,30 @@ export async function insertValues(tx: Queryable, head: string, tuple: string, r
 export interface SqlPart {
   sql: string;
   params: unknown[];
+}
+
+/** A read to issue with others (readTogether): its SQL and parameters; its rows are T. */
+export interface Read<T> extends SqlPart {
+  /** Never set: carries the row type. */
+  readonly row?: T;
+}
+
+type RowsOf<R extends ReadonlyArray<Read<unknown> | undefined>> = { -readonly [K in keyof R]: R[K] extends Read<infer T> | undefined ? T[] : never };
+
+/**
+ * Several reads in one trip: on SQLite issued together (one trip to the thread pool), on
+ * PostgreSQL one statement whose columns are each read's rows as a JSON array (its columns by
+ * name; a number stays a number, text stays text). A read left undefined has no rows.
+ */
+export async function readTogether<R extends ReadonlyArray<Read<unknown> | undefined>>(q: Reader, reads: R): Promise<RowsOf<R>> {
+  if (q.dialect !== 'postgres') return (await Promise.all(reads.map((r) => (r ? q.all(r.sql, r.params) : [])))) as RowsOf<R>;
+  const asked = reads.flatMap((r, i) => (r ? [{ r, i }] : []));
+  const out: unknown[][] = reads.map(() => []);
+  if (asked.length === 0) return out as RowsOf<R>;
+  const columns = asked.map(({ r }, n) => `(SELECT COALESCE(json_agg(t), '[]') FROM (${r.sql}) AS t) AS r${n}`);
+  const [row] = await q.all<Record<string, unknown[]>>(`SELECT ${columns.join(', ')}`, asked.flatMap(({ r }) => r.params));
+  asked.forEach(({ i }, n) => (out[i] = row![`r${n}`]!));
+  return out as RowsOf<R>;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Suppressed addresses per workspace (lower-cased): hard bounces, complaints and manual entries.
 import type { Suppression } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
-import { inTextPairs } from './rows.js';
+import { inTextPairs, type Read } from './rows.js';
 
 export type SuppressionReason = Suppression['reason'];
 
@@ -41,8 +41,11 @@ export async function unsuppress(tx: Queryable, workspaceId: string, addressLc: 
 }
 
 /** The suppressions among these (workspace id, lower-cased address) pairs. */
-export function suppressionsOf(q: Reader, pairs: ReadonlyArray<readonly [string, string]>): Promise<Array<{ workspace_id: string; address_lc: string; reason: SuppressionReason }>> {
-  if (pairs.length === 0) return Promise.resolve([]);
+export function suppressionsOf(
+  q: Pick<Reader, 'dialect'>,
+  pairs: ReadonlyArray<readonly [string, string]>,
+): Read<{ workspace_id: string; address_lc: string; reason: SuppressionReason }> | undefined {
+  if (pairs.length === 0) return undefined;
   const where = inTextPairs(q, ['workspace_id', 'address_lc'], pairs);
-  return q.all(`SELECT workspace_id, address_lc, reason FROM suppressions WHERE ${where.sql}`, where.params);
+  return { sql: `SELECT workspace_id, address_lc, reason FROM suppressions WHERE ${where.sql}`, params: where.params };
 }
