@@ -158,6 +158,21 @@ export function shortGramsOf(fields: readonly string[]): string[] {
   return [...grams];
 }
 
+/**
+ * PostgreSQL holds an entry's grams as a tsvector, at most 1 MB of lexemes (0024; past it
+ * array_to_tsvector returns one that misses some, with no error: 3.6 MB, PostgreSQL 15). An entry whose
+ * grams pass MAX_GRAM_BYTES (a subject or a To of many thousand characters in a script of many)
+ * holds EVERY_ENTRY_GRAM and GRAMS_OVERFLOW instead, which every query of the index of short
+ * terms also matches: strpos() decides for it, as before 0020. Three characters: never a gram.
+ */
+export const GRAMS_OVERFLOW = 'grams overflow';
+const MAX_GRAM_BYTES = 500_000;
+
+function postgresGramsOf(fields: readonly string[]): string[] {
+  const grams = shortGramsOf(fields);
+  return Buffer.byteLength(grams.join(''), 'utf8') > MAX_GRAM_BYTES ? [EVERY_ENTRY_GRAM, GRAMS_OVERFLOW] : grams;
+}
+
 /** A gram as SQLite's inbox_grams holds it (0020): one token of the ASCII tokenizer, the hex of its UTF-8 bytes. */
 export const gramToken = (gram: string) => Buffer.from(gram, 'utf8').toString('hex').toUpperCase();
 
@@ -195,7 +210,7 @@ export async function insertInboxEntries(tx: Queryable, entries: readonly NewInb
       e.received_at,
       ...searchFieldsOf(e),
       message_id_term,
-      ...(postgres ? [shortGramsOf(searchFieldsOf(e))] : []),
+      ...(postgres ? [postgresGramsOf(searchFieldsOf(e))] : []),
     ]);
     // VALUES names its columns column1, column2, ... on both backends; WHERE also keeps SQLite
     // from reading ON CONFLICT as a join's ON.
@@ -238,7 +253,7 @@ const lexeme = (gram: string) => `'${gram.replace(/\\/g, '\\\\').replace(/'/g, "
  */
 function gramQuery(dialect: Db['dialect'], holds: readonly string[], lacks: readonly string[]): string {
   const base = holds.length > 0 ? holds : [EVERY_ENTRY_GRAM];
-  if (dialect === 'postgres') return [...base.map(lexeme), ...lacks.map((g) => `!${lexeme(g)}`)].join(' & ');
+  if (dialect === 'postgres') return `(${[...base.map(lexeme), ...lacks.map((g) => `!${lexeme(g)}`)].join(' & ')}) | ${lexeme(GRAMS_OVERFLOW)}`;
   return `(${base.map((g) => phrase(gramToken(g))).join(' AND ')})${lacks.map((g) => ` NOT ${phrase(gramToken(g))}`).join('')}`;
 }
 

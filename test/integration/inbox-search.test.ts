@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import nodemailer from 'nodemailer';
 import { startInboxIndexer } from '../../relay/inbox/indexer.js';
-import { EVERY_ENTRY_GRAM, gramToken, shortGramsOf } from '../../relay/storage/inbox.js';
+import { insertCapturedMessages } from '../../relay/storage/captured.js';
+import { EVERY_ENTRY_GRAM, GRAMS_OVERFLOW, gramToken, insertInboxEntries, shortGramsOf } from '../../relay/storage/inbox.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
 import { createProjectWithKey, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
@@ -372,5 +373,44 @@ describe('terms of one or two characters (migration 0020: their own index)', () 
       const left = await db.get<{ n: number }>('SELECT count(*) AS n FROM inbox_grams WHERE inbox_grams MATCH ?', [`"${gramToken('ë')}"`]);
       assert.equal(Number(left!.n), 0);
     }
+  });
+});
+
+describe('an entry with more grams than a PostgreSQL tsvector holds (0024)', () => {
+  let t: TestRelay;
+  before(async () => {
+    t = await startTestRelay();
+  });
+  after(() => t.stop());
+
+  test('is written, and every short term, negated or not, still finds exactly what contains it', async () => {
+    // 100,000 distinct pairs of CJK characters: 600 KB of grams. A tsvector holds 1 MB of lexemes
+    // (array_to_tsvector past it returns one that misses some: 3.6 MB, PostgreSQL 15).
+    const cjk = (n: number) => String.fromCodePoint(0x4e00 + n);
+    const huge = Array.from({ length: 100_000 }, (_, i) => `${cjk(i % 400)}${cjk(400 + Math.floor(i / 400))}`).join(' ');
+    const { db } = t.relay.services;
+    await db.write(async (tx) => {
+      for (const [n, subject] of [[1, huge], [2, 'plain']] as const) {
+        const id = `msg_huge_grams_${n}`;
+        await insertCapturedMessages(tx, [
+          { id, envelopeFrom: 'a@big.test', headerFrom: 'a@big.test', envelopeTo: ['b@big.test'], subject, raw: Buffer.from('Subject: x\r\n\r\nx\r\n'), emailId: null, projectId: null, receivedAt: new Date().toISOString() },
+        ]);
+        const row = await tx.get<{ seq: number }>('SELECT seq FROM captured_messages WHERE id = ?', [id]);
+        const entry = { id, from_name: '', from_address: 'a@big.test', to: 'b@big.test', subject, snippet: 'x', size: 10, attachments: 0, email_id: null, project_id: null, received_at: new Date().toISOString() };
+        assert.equal((await insertInboxEntries(tx, [{ ...entry, seq: Number(row!.seq), message_id_term: '', tag_terms: [] }])).length, 1);
+      }
+    });
+    if (TEST_BACKEND === 'postgres') {
+      const stored = await db.all<{ grams: string[] }>('SELECT tsvector_to_array(short_grams) AS grams FROM inbox_entries ORDER BY message_seq');
+      assert.deepEqual(stored.map((r) => [...r.grams].sort()), [[EVERY_ENTRY_GRAM, GRAMS_OVERFLOW].sort(), shortGramsOf([' a@big.test', 'b@big.test', 'plain', 'x']).sort()]);
+    }
+    const found = async (q: string) => (await subjectsFound(t, q)).map((s) => (s === huge ? 'huge' : s)).sort();
+    assert.deepEqual(await found(`${cjk(5)}${cjk(400)}`), ['huge']);
+    assert.deepEqual(await found(`-${cjk(5)}${cjk(400)}`), ['plain']);
+    assert.deepEqual(await found(`-${cjk(5)}`), ['plain']);
+    assert.deepEqual(await found('-zq'), ['huge', 'plain']);
+    assert.deepEqual(await found('-p'), ['huge']);
+    assert.deepEqual(await found('p'), ['plain']);
+    assert.deepEqual(await found('-"@"'), []);
   });
 });
