@@ -15,7 +15,7 @@
 // a reservation (`counter_reservations`) that the batch's own transaction deletes as it commits
 // durably; since WAL is written in order, that commit makes the charge durable too. A batch that
 // fails gives its recipients back (giveBack); one whose relay died is given back by
-// refundAbandoned after a minute, and a batch that finds its reservation given back already is
+// refundAbandoned after ABANDONED_AFTER_MS, and a batch that finds its reservation given back already is
 // retried (CountersContended). Rate-window hits are not given back: a failed batch's hits keep
 // counting until they slide out, which errs on the side of refusing.
 import { randomUUID } from 'node:crypto';
@@ -308,10 +308,19 @@ async function refund(tx: Queryable, ids: string[] | undefined, before: string |
 }
 
 /**
+ * A reservation this old (real time) belongs to a batch that never committed. A batch still alive
+ * past it (seconds between its counters and its COMMIT, which only a stalled relay takes) finds
+ * its reservation given back and runs again, so shorter only costs such a batch a retry, while
+ * every abandoned charge keeps refusing admissions until it is given back.
+ */
+const ABANDONED_AFTER_MS = 15_000;
+
+/**
  * Gives back what batches charged and never committed (their relay died, or their transaction
- * failed at COMMIT): reservations older than a minute. Answers how many. Nothing to do on SQLite.
+ * failed at COMMIT): reservations older than ABANDONED_AFTER_MS. Answers how many. Nothing to do
+ * on SQLite.
  */
 export function refundAbandoned(tx: Queryable, realNowMs: number): Promise<number> {
   if (tx.dialect !== 'postgres') return Promise.resolve(0);
-  return refund(tx, undefined, new Date(realNowMs - 60_000).toISOString());
+  return refund(tx, undefined, new Date(realNowMs - ABANDONED_AFTER_MS).toISOString());
 }
