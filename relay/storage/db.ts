@@ -368,6 +368,8 @@ class GroupCommitWriter {
 class Checkpointer {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** A COMMIT came while a checkpoint ran: its pages need the next one. */
+  private committedSince = false;
   private last = -Infinity;
   private closed = false;
 
@@ -375,7 +377,11 @@ class Checkpointer {
 
   /** After a COMMIT: a checkpoint now, or when the interval has passed. */
   committed(): void {
-    if (this.closed || this.timer || this.running) return;
+    if (this.closed || this.timer) return;
+    if (this.running) {
+      this.committedSince = true;
+      return;
+    }
     const wait = CHECKPOINT_EVERY_MS - (performance.now() - this.last);
     if (wait <= 0) return this.run();
     this.timer = setTimeout(() => {
@@ -394,6 +400,10 @@ class Checkpointer {
       .catch(() => undefined)
       .finally(() => {
         this.running = undefined;
+        if (this.committedSince) {
+          this.committedSince = false;
+          this.committed();
+        }
       });
   }
 
