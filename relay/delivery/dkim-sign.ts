@@ -3,7 +3,7 @@
 // inline.
 //
 // The signature is the one nodemailer's DKIM signer writes, byte for byte (the same signed header
-// fields, tags in the same order, the same folding; test/unit/dkim-sign.test.ts compares the two):
+// fields, tags in the same order, the same folding; test/unit/outbound-bytes.test.ts compares the two):
 // its signer streams the message through a header parser and a body hasher, Transform streams
 // whose machinery cost more than the RSA signature itself (BENCHMARKS.md, issue 24, session 9).
 import { sign, createHash, type KeyObject } from 'node:crypto';

@@ -7,7 +7,7 @@
 // the steps its stream encoders take for one chunk, the boundaries as stream() writes them,
 // then the last newline and CRLF line endings. A tree this does not cover (a raw node, content that
 // is not a string or Buffer, quoted-printable over one encoder slice) returns undefined and the
-// caller builds it the streaming way. test/unit/mime-bytes.test.ts holds the two outputs equal.
+// caller builds it the streaming way. test/unit/outbound-bytes.test.ts holds the two outputs equal.
 import * as base64 from 'nodemailer/lib/base64';
 import type MimeNode from 'nodemailer/lib/mime-node';
 import * as qp from 'nodemailer/lib/qp';
@@ -82,7 +82,6 @@ function windowsLineEndings(bytes: Buffer): Buffer {
   parts.push(bytes.subarray(from));
   return Buffer.concat(parts);
 }
-
 
 /**
  * The message of a compiled MailComposer tree with `newline: 'windows'` and no transforms, as its

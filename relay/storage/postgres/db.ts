@@ -191,9 +191,8 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDb
     running: boolean;
     /** Members and milliseconds of the previous transaction. */
     last: { members: number; ms: number };
-    /** Called once the queue holds as many as the gathering waits for. */
+    /** Called once the queue holds as many as the previous transaction did (or the wait is over). */
     gathered?: () => void;
-    gatherTarget: number;
   }
   const batchQueues = new Map<WriteBatch<unknown, unknown>, BatchQueue>();
 
@@ -202,7 +201,6 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDb
     if (queue.items.length >= queue.last.members || wait < 0.5) return undefined;
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => queue.gathered?.(), wait);
-      queue.gatherTarget = queue.last.members;
       queue.gathered = () => {
         clearTimeout(timer);
         queue.gathered = undefined;
@@ -248,14 +246,14 @@ export async function openPostgres(options: PostgresOptions): Promise<PostgresDb
       const key = batch as WriteBatch<unknown, unknown>;
       let queue = batchQueues.get(key);
       if (!queue) {
-        queue = { items: [], running: false, last: { members: 0, ms: 0 }, gatherTarget: 0 };
+        queue = { items: [], running: false, last: { members: 0, ms: 0 } };
         batchQueues.set(key, queue);
       }
       const q = queue;
       return new Promise<R>((resolve, reject) => {
         q.items.push({ item, resolve: resolve as (v: unknown) => void, reject });
         if (!q.running) void drainBatch(key);
-        else if (q.gathered && q.items.length >= q.gatherTarget) q.gathered();
+        else if (q.gathered && q.items.length >= q.last.members) q.gathered();
       });
     },
     async close() {
