@@ -34,6 +34,20 @@ async function subjectsFound(t: TestRelay, q: string): Promise<string[]> {
   return res.body.messages.map((m: { subject: string }) => m.subject).sort();
 }
 
+/** The subjects of every page of a search one message a page, newest first (at most `pages` pages). */
+async function pagedSubjects(t: TestRelay, q: string, pages = 5): Promise<string[]> {
+  const seen: string[] = [];
+  let cursor = '';
+  for (let page = 0; page < pages; page++) {
+    const res = await t.admin('GET', `/admin/v1/inbox?limit=1&q=${encodeURIComponent(q)}${cursor ? `&cursor=${cursor}` : ''}`);
+    assert.equal(res.status, 200, res.text);
+    seen.push(...res.body.messages.map((m: { subject: string }) => m.subject));
+    if (res.body.next_cursor === null) break;
+    cursor = res.body.next_cursor;
+  }
+  return seen;
+}
+
 describe('inbox search terms', () => {
   let t: TestRelay;
   let other: Awaited<ReturnType<typeof createProjectWithKey>>;
@@ -292,15 +306,7 @@ describe('terms of one or two characters (migration 0020: their own index)', () 
     assert.deepEqual(await subjects('ë short'), ['Café ☕ order']);
     assert.deepEqual(await subjects('q from:short'), ['Weekly', 'qz report']);
     assert.deepEqual(await subjects('q subject:short'), []);
-    const seen: string[] = [];
-    let cursor = '';
-    for (let pages = 0; pages < 5; pages++) {
-      const res = await t.admin('GET', `/admin/v1/inbox?limit=1&q=q${cursor ? `&cursor=${cursor}` : ''}`);
-      seen.push(...res.body.messages.map((m: { subject: string }) => m.subject));
-      if (res.body.next_cursor === null) break;
-      cursor = res.body.next_cursor;
-    }
-    assert.deepEqual(seen, ['Weekly', 'qz report']);
+    assert.deepEqual(await pagedSubjects(t, 'q'), ['Weekly', 'qz report']);
   });
 
   test('a negated short term is exactly the mail lacking it in every field (the index answers it: 0024), with other terms, paged', async () => {
@@ -334,15 +340,7 @@ describe('terms of one or two characters (migration 0020: their own index)', () 
     assert.deepEqual(await subjects('-from:ann -x'), []);
     assert.deepEqual(await subjects('-é is:unread'), ['Weekly', 'qz report']);
     assert.deepEqual(await subjects('-é has:attachment'), []);
-    const seen: string[] = [];
-    let cursor = '';
-    for (let pages = 0; pages < 5; pages++) {
-      const res = await t.admin('GET', `/admin/v1/inbox?limit=1&q=${encodeURIComponent('-é')}${cursor ? `&cursor=${cursor}` : ''}`);
-      seen.push(...res.body.messages.map((m: { subject: string }) => m.subject));
-      if (res.body.next_cursor === null) break;
-      cursor = res.body.next_cursor;
-    }
-    assert.deepEqual(seen, ['Weekly', 'qz report']);
+    assert.deepEqual(await pagedSubjects(t, '-é'), ['Weekly', 'qz report']);
   });
 
   test("the index holds what 0020's definition (the view that filled it for older mail) says", async () => {
@@ -439,15 +437,7 @@ describe('field terms of one or two characters (migration 0025: grams tagged wit
     assert.deepEqual(await subjects('field -subject:x'), [B, C].sort());
     assert.deepEqual(await subjects('-subject:x is:unread'), [B, C].sort());
     assert.deepEqual(await subjects('-subject:x has:attachment'), []);
-    const seen: string[] = [];
-    let cursor = '';
-    for (let pages = 0; pages < 5; pages++) {
-      const res = await t.admin('GET', `/admin/v1/inbox?limit=1&q=${encodeURIComponent('-from:ë')}${cursor ? `&cursor=${cursor}` : ''}`);
-      seen.push(...res.body.messages.map((m: { subject: string }) => m.subject));
-      if (res.body.next_cursor === null) break;
-      cursor = res.body.next_cursor;
-    }
-    assert.deepEqual(seen, [C, B]);
+    assert.deepEqual(await pagedSubjects(t, '-from:ë'), [C, B]);
   });
 
   test('the index holds the tagged grams of each field, and 0025 refills it for mail indexed before', async () => {
