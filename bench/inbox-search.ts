@@ -7,7 +7,8 @@
 // query costs whatever else the machine runs, where a p99 on a busy machine is the scheduler's.
 // The data: bench/dashboard-target.ts (its header says what matches what).
 // Knobs: BENCH_SEARCH_MESSAGES (100000), BENCH_SEARCH_SAMPLES (200), BENCH_SEARCH_BACKENDS
-// (sqlite,postgres), BENCH_DATABASE_URL (a PostgreSQL server to use instead of a fresh one).
+// (sqlite,postgres), BENCH_DATABASE_URL (a PostgreSQL server to use instead of a fresh one),
+// BENCH_SEARCH_CASES (only the lines whose name or q holds one of these comma-separated strings).
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +23,7 @@ const SAMPLES = Number(process.env.BENCH_SEARCH_SAMPLES ?? 200);
 const WARM_UP = 10;
 const BACKENDS = (process.env.BENCH_SEARCH_BACKENDS ?? 'sqlite,postgres').split(',').map((b) => b.trim());
 const TARGET_P99_MS = 50;
+const ONLY = process.env.BENCH_SEARCH_CASES?.split(',').filter((c) => c !== '');
 
 /** [what it is, how much of the mail it matches, q]. */
 export const CASES: Array<[string, string]> = [
@@ -48,8 +50,14 @@ export const CASES: Array<[string, string]> = [
   ['-to:, one character (none excluded)', '-to:z'],
   ['from:, one character (a quarter)', 'from:g'],
   ['subject:, two characters (none) and -from:', 'subject:zq -from:e'],
-  // What no index answers (a negated term of three characters or more): all excluded, every entry checked.
-  ['-free text, longer (all excluded: a scan)', '-order'],
+  // What no index answers: a negated term of three characters or more. Free text: checked in
+  // inbox_search_text's narrow rows (0026): all excluded (every entry checked), one excluded, none
+  // excluded; and beside a flag.
+  ['-free text, longer (all excluded: every entry checked)', '-order'],
+  ['-free text, longer (one excluded)', '-"order 4242."'],
+  ['-free text, longer (none excluded)', '-no-such-text'],
+  ['-free text, longer, and is:read (all excluded)', '-order is:read'],
+  // Negated field terms of three characters or more: checked on each entry's fields.
   ['-from:, longer (none excluded)', '-from:order'],
   ['-subject:, longer (all excluded: a scan)', '-subject:receipt'],
   ['-to:, longer (all excluded: a scan)', '-to:example'],
@@ -176,7 +184,7 @@ async function oneBackend(backend: string, database?: string): Promise<void> {
       `  ${backend}: filled in ${(t.fillMs / 1000).toFixed(1)} s (CPU per message ${us(fillCpu.map((ms) => (ms * 1000) / MESSAGES))} µs); ` +
         `load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; cpu/request: relay${server ? ' + PostgreSQL (the server and all its processes)' : ''}`,
     );
-    for (const [name, q] of CASES) console.log(line(`${name}${q ? `  ${q}` : ''}`, await timed(t, `/admin/v1/inbox${q ? `?q=${encodeURIComponent(q)}` : ''}`, clocks)));
+    for (const [name, q] of CASES.filter(([n, q]) => ONLY === undefined || ONLY.some((c) => n.includes(c) || q.includes(c)))) console.log(line(`${name}${q ? `  ${q}` : ''}`, await timed(t, `/admin/v1/inbox${q ? `?q=${encodeURIComponent(q)}` : ''}`, clocks)));
     console.log(line('unread per project (/admin/v1/inbox/unread)', await timed(t, '/admin/v1/inbox/unread', clocks)));
     const grams = await gramsWriteCost(t, clocks);
     const added = grams.all.map((x, i) => x - grams.text[i]!);

@@ -356,7 +356,8 @@ export interface InboxCursor {
  * first tag: term's rows (inbox_tags) are walked; without either, the entries: by capture time
  * when a before:/after: term bounds it (inbox_by_received, from the bound: the oldest mail is a
  * lookup, not a walk past everything newer), else by the primary key (or a message-id:'s index,
- * or is:unread's partial index). Terms under three characters are instr() over the lower-cased
+ * or is:unread's partial index, or for a negated free-text term of three characters or more the
+ * narrow rows of inbox_search_text). Terms under three characters are instr() over the lower-cased
  * columns. A page stops after `limit + 1` matches.
  */
 export async function searchInbox(
@@ -402,11 +403,15 @@ export async function searchInbox(
     substringOf(columns, term);
   };
   const TEXT_COLUMNS = ['subject_lc', 'from_lc', 'to_lc', 'snippet_lc'];
+  // Negated free-text terms of three characters or more, which inbox_search_text (0026) can check
+  // (none holds its separator): when no index drives, its narrow rows are scanned instead of the entries.
+  const lackedLongTerms: string[] = [];
   // A negated longer term is checked row by row: no index lists what an entry lacks.
   const lacks = (columns: string[], term: string, tag?: string) => {
     where.push(`NOT (${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
     params.push(...columns.map(() => term));
     if ([...term].length < MIN_INDEXED_CHARS) lackedShortTerms.push(tag === undefined ? term : fieldGram(tag, term));
+    else if (columns === TEXT_COLUMNS && !term.includes(SEARCH_TEXT_SEPARATOR)) lackedLongTerms.push(term);
   };
   for (const field of ['from', 'to', 'subject'] as const) {
     const { column, tag } = FIELD_TERMS[field];
@@ -543,6 +548,23 @@ export async function searchInbox(
       params.push(shortMatch);
     }
     sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e WHERE ${where.join(' AND ')} ORDER BY e.message_seq + 0 DESC LIMIT ?`;
+  } else if (lackedLongTerms.length > 0 && search.messageIds.length === 0 && search.unread !== true) {
+    // Negated longer free-text terms and no index to drive: proving that an entry lacks the term
+    // takes a look at it, at every entry when (almost) every one holds it (-order). The narrow
+    // rows of inbox_search_text (0026) are walked newest first and checked (SQLite: instr; on
+    // PostgreSQL LIKE, and its planner scans them and sorts what is left when its statistics say
+    // few lack the term, else walks them newest first); an entry is read only when its row lacks
+    // every term, and the checks on its own fields above stay, so the results are theirs.
+    bySeq('t.message_seq');
+    for (const term of lackedLongTerms) {
+      where.push(db.dialect === 'postgres' ? 't.text NOT LIKE ?' : 'instr(t.text, ?) = 0');
+      params.push(db.dialect === 'postgres' ? likeSubstring(term) : term);
+    }
+    // CROSS JOIN: SQLite keeps inbox_search_text as the outer loop (PostgreSQL plans it as a join).
+    sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
+             FROM inbox_search_text t CROSS JOIN inbox_entries e
+            WHERE e.message_seq = t.message_seq ${where.map((w) => `AND ${w}`).join(' ')}
+            ORDER BY t.message_seq DESC LIMIT ?`;
   } else {
     bySeq('e.message_seq');
     // The partial index serves is:unread (unless a Message-ID, rarer still, has its own); otherwise the primary key walks newest first.
@@ -552,6 +574,12 @@ export async function searchInbox(
   }
   return pageOf(await db.all<EntryRow>(sql, [...params, page.limit + 1]), page.limit);
 }
+
+/**
+ * What joins an entry's four lower-cased search fields in inbox_search_text (0026: char(1), chr(1)):
+ * a term without it matches the joined text exactly where it matches one of the fields.
+ */
+export const SEARCH_TEXT_SEPARATOR = '\u0001';
 
 /** How many of the newest entries PostgreSQL scans for text terms before its indexes find the rest. */
 const NEWEST_SCANNED = 1000;
