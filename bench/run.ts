@@ -135,6 +135,9 @@ const TARGETS = [
   { id: 'relay8', kind: 'relay', name: '  relay, delivery concurrency 8', env: { BENCH_DELIVERY_CONCURRENCY: '8' } },
   { id: 'relay1', kind: 'relay', name: '  relay, delivery concurrency 1', env: { BENCH_DELIVERY_CONCURRENCY: '1' } },
 ] as const;
+/** BENCH_ADMISSION_TARGETS=sqlite,relay1: only these targets (ids above), to iterate on one comparison. */
+const ADMISSION_TARGETS = process.env.BENCH_ADMISSION_TARGETS?.split(',').map((x) => x.trim());
+const admissionTargets = TARGETS.filter((t) => !ADMISSION_TARGETS || ADMISSION_TARGETS.includes(t.id));
 
 let idempotencyCounter = 0;
 
@@ -199,7 +202,7 @@ async function admission() {
   );
   const runs = new Map<string, Load[]>(TARGETS.map((t) => [t.id, []]));
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const target of TARGETS) {
+    for (const target of admissionTargets) {
       const r = await load(target);
       runs.get(target.id)!.push(r);
       console.log(
@@ -211,12 +214,13 @@ async function admission() {
   }
   const of = (id: string) => runs.get(id)!;
   // Ratios pair the targets of one round, so a noisy round does not pair with a quiet one.
-  const ratio = (a: string, b: string) => range(of(a).map((r, i) => (r.rps / of(b)[i]!.rps) * 100), (x) => `${x.toFixed(1)}%`);
+  const ratio = (a: string, b: string) =>
+    of(a).length === 0 || of(b).length === 0 ? '-' : range(of(a).map((r, i) => (r.rps / of(b)[i]!.rps) * 100), (x) => `${x.toFixed(1)}%`);
   console.log(`\nrelay / node ceiling:     ${ratio('relay', 'node')}`);
-  const p99 = (id: string) => range(of(id).map((r) => r.p99), (x) => `${x} ms`);
+  const p99 = (id: string) => (of(id).length === 0 ? '-' : range(of(id).map((r) => r.p99), (x) => `${x} ms`));
   console.log(`relay / sqlite ceiling:   ${ratio('relay', 'sqlite')}   (target >= 60%; delivery concurrency 8: ${ratio('relay8', 'sqlite')}, 1: ${ratio('relay1', 'sqlite')})`);
   console.log(`relay p99:                ${p99('relay')}   (target < 50 ms; delivery concurrency 8: ${p99('relay8')}, 1: ${p99('relay1')})`);
-  console.log(`relay RSS (its process):  idle ${range(of('relay').map((r) => r.idleRss), mb)}, peak ${range(of('relay').map((r) => r.peakRss), mb)}`);
+  if (of('relay').length > 0) console.log(`relay RSS (its process):  idle ${range(of('relay').map((r) => r.idleRss), mb)}, peak ${range(of('relay').map((r) => r.peakRss), mb)}`);
 }
 
 // ---------- 2. end to end ----------
