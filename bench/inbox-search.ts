@@ -7,7 +7,8 @@
 // query costs whatever else the machine runs, where a p99 on a busy machine is the scheduler's.
 // The data: bench/dashboard-target.ts (its header says what matches what).
 // Knobs: BENCH_SEARCH_MESSAGES (100000), BENCH_SEARCH_SAMPLES (200), BENCH_SEARCH_BACKENDS
-// (sqlite,postgres), BENCH_DATABASE_URL (a PostgreSQL server to use instead of a fresh one).
+// (sqlite,postgres), BENCH_DATABASE_URL (a PostgreSQL server to use instead of a fresh one),
+// BENCH_SEARCH_CASES (only the lines whose name or q holds one of these comma-separated strings).
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,12 +16,14 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createTestDatabase, startPostgresServer } from '../test/helpers/postgres-server.js';
 import { figures, startTarget, type Target } from './dashboard.js';
+import { serverTreeCpuSeconds } from './process-cpu.js';
 
 const MESSAGES = Number(process.env.BENCH_SEARCH_MESSAGES ?? 100_000);
 const SAMPLES = Number(process.env.BENCH_SEARCH_SAMPLES ?? 200);
 const WARM_UP = 10;
 const BACKENDS = (process.env.BENCH_SEARCH_BACKENDS ?? 'sqlite,postgres').split(',').map((b) => b.trim());
 const TARGET_P99_MS = 50;
+const ONLY = process.env.BENCH_SEARCH_CASES?.split(',').filter((c) => c !== '');
 
 /** [what it is, how much of the mail it matches, q]. */
 export const CASES: Array<[string, string]> = [
@@ -41,9 +44,23 @@ export const CASES: Array<[string, string]> = [
   ['-free text, one character (all excluded)', '-e'],
   ['-free text, one character, and tag: (all excluded)', 'tag:receipt -e'],
   ['free text and -free text, one character (all excluded)', 'order -e'],
-  // What no index answers (a negated term of three characters or more, or of one field): all excluded, every entry checked.
-  ['-free text, longer (all excluded: a scan)', '-order'],
-  ['-from:, one character (all excluded: a scan)', '-from:e'],
+  // Field terms of one or two characters: their field's tagged grams in the same index (0025).
+  ['-from:, one character (all excluded)', '-from:e'],
+  ['-subject:, two characters (all excluded)', '-subject:re'],
+  ['-to:, one character (none excluded)', '-to:z'],
+  ['from:, one character (a quarter)', 'from:g'],
+  ['subject:, two characters (none) and -from:', 'subject:zq -from:e'],
+  // What no index answers: a negated term of three characters or more. Free text: checked in
+  // inbox_search_text's narrow rows (0026): all excluded (every entry checked), one excluded, none
+  // excluded; and beside a flag.
+  ['-free text, longer (all excluded: every entry checked)', '-order'],
+  ['-free text, longer (one excluded)', '-"order 4242."'],
+  ['-free text, longer (none excluded)', '-no-such-text'],
+  ['-free text, longer, and is:read (all excluded)', '-order is:read'],
+  // Negated field terms of three characters or more: checked on each entry's fields.
+  ['-from:, longer (none excluded)', '-from:order'],
+  ['-subject:, longer (all excluded: a scan)', '-subject:receipt'],
+  ['-to:, longer (all excluded: a scan)', '-to:example'],
   ['from: (a quarter)', 'from:billing'],
   ['-from: (three quarters)', '-from:billing'],
   ['to: (1/500)', 'to:user42@'],
@@ -87,21 +104,22 @@ function relayCpu(t: Target): CpuClock {
   };
 }
 
-/** The CPU time of every backend of the database but the bench's own (Linux /proc, 100 ticks a second). */
-async function postgresCpu(url: string): Promise<{ clock: CpuClock; close(): Promise<void> }> {
+/**
+ * The CPU time of the PostgreSQL server serving the database: its postmaster and every process it
+ * started, ended ones included (bench/process-cpu.ts: serverTreeCpuSeconds), so a backend that
+ * ends between two readings (the pool closes idle ones) neither loses its time nor, as summing the
+ * live backends did, subtracts it (-88.1 ms for -tag:receipt); parallel workers count too. Only
+ * for a server on this machine (/proc): otherwise undefined, and no column is printed.
+ */
+async function postgresCpu(url: string): Promise<CpuClock | undefined> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const clock = async () => {
-    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-    let ticks = 0;
-    for (const { pid } of rows) {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0); // utime, stime
-    }
-    return ticks * 10;
-  };
-  return { clock, close: () => client.end() };
+  const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const stat = await readFile(`/proc/${rows[0]!.pid}/stat`, 'utf8').catch(() => ''); // while the backend lives
+  await client.end();
+  const postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  if (!(postmaster > 1) || Number.isNaN(serverTreeCpuSeconds(postmaster))) return undefined;
+  return async () => serverTreeCpuSeconds(postmaster) * 1000;
 }
 
 async function timed(t: Target, pathAndQuery: string, clocks: CpuClock[]): Promise<{ times: number[]; cpuMs: number[] }> {
@@ -128,16 +146,53 @@ function line(name: string, { times, cpuMs }: { times: number[]; cpuMs: number[]
   return `  ${name.padEnd(52)} ${figures(times)}  target p99 < ${TARGET_P99_MS} ms: ${verdict.padEnd(6)}  cpu/request ${cpu} ms  load ${os.loadavg()[0]!.toFixed(1)}`;
 }
 
+const GRAM_VARIANTS = { none: 'none', text: 'free-text grams (0020)', all: 'free-text and field grams (0025)' } as const;
+const GRAM_ENTRIES = Math.min(2_000, MESSAGES);
+const GRAM_ROUNDS = 6;
+
+/**
+ * What the index of short terms costs the writer: the newest GRAM_ENTRIES entries' grams
+ * computed and written again (bench/dashboard-target.ts: rewriteGrams) as none, the free-text
+ * grams, or those and the field grams, in interleaved rounds (a ratio the machine's load
+ * disturbs less); CPU µs per entry of the relay (and of PostgreSQL) for each variant.
+ */
+async function gramsWriteCost(t: Target, clocks: CpuClock[]): Promise<Record<keyof typeof GRAM_VARIANTS, number[]>> {
+  const spent = { none: clocks.map(() => 0), text: clocks.map(() => 0), all: clocks.map(() => 0) };
+  const variants = ['none', 'text', 'all'] as const;
+  for (let round = 0; round < GRAM_ROUNDS; round++) {
+    // Each round in another order: FTS5's merges and PostgreSQL's pending GIN list charge a write for the ones before it.
+    for (const variant of [...variants.slice(round % 3), ...variants.slice(0, round % 3)]) {
+      const before = await Promise.all(clocks.map((c) => c()));
+      await t.ask('grams', { variant, count: GRAM_ENTRIES });
+      const after = await Promise.all(clocks.map((c) => c()));
+      after.forEach((ms, i) => (spent[variant][i]! += ((ms - before[i]!) * 1000) / GRAM_ENTRIES / GRAM_ROUNDS));
+    }
+  }
+  return spent;
+}
+
 async function oneBackend(backend: string, database?: string): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `raven-bench-search-${backend}-`));
   try {
+    const server = database ? await postgresCpu(database) : undefined;
+    const serverBefore = server ? await server() : 0;
     const t = await startTarget(dir, { messages: MESSAGES, ...(database ? { database } : {}) });
-    const backends = database ? await postgresCpu(database) : undefined;
-    const clocks = [relayCpu(t), ...(backends ? [backends.clock] : [])];
-    console.log(`  ${backend}: filled in ${(t.fillMs / 1000).toFixed(1)} s; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; cpu/request: relay${backends ? ' + PostgreSQL backends' : ''}`);
-    for (const [name, q] of CASES) console.log(line(`${name}${q ? `  ${q}` : ''}`, await timed(t, `/admin/v1/inbox${q ? `?q=${encodeURIComponent(q)}` : ''}`, clocks)));
+    const fillCpu = [t.fillCpuMs, ...(server ? [(await server()) - serverBefore] : [])];
+    const clocks = [relayCpu(t), ...(server ? [server] : [])];
+    const us = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' + ');
+    console.log(
+      `  ${backend}: filled in ${(t.fillMs / 1000).toFixed(1)} s (CPU per message ${us(fillCpu.map((ms) => (ms * 1000) / MESSAGES))} µs); ` +
+        `load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; cpu/request: relay${server ? ' + PostgreSQL (the server and all its processes)' : ''}`,
+    );
+    for (const [name, q] of CASES.filter(([n, q]) => ONLY === undefined || ONLY.some((c) => n.includes(c) || q.includes(c)))) console.log(line(`${name}${q ? `  ${q}` : ''}`, await timed(t, `/admin/v1/inbox${q ? `?q=${encodeURIComponent(q)}` : ''}`, clocks)));
     console.log(line('unread per project (/admin/v1/inbox/unread)', await timed(t, '/admin/v1/inbox/unread', clocks)));
-    await backends?.close();
+    const grams = await gramsWriteCost(t, clocks);
+    const added = grams.all.map((x, i) => x - grams.text[i]!);
+    console.log(
+      `  write cost of the index of short terms (${GRAM_ENTRIES} entries' grams rewritten, ${GRAM_ROUNDS} interleaved rounds), CPU µs per entry, relay${server ? ' + PostgreSQL' : ''}: ` +
+        `${Object.entries(GRAM_VARIANTS).map(([v, name]) => `${name} ${us(grams[v as keyof typeof GRAM_VARIANTS])}`).join('; ')}; ` +
+        `the field grams add ${us(added)} µs per entry (the fill: ${us(fillCpu.map((ms) => (ms * 1000) / MESSAGES))} µs per message); load ${os.loadavg()[0]!.toFixed(1)}`,
+    );
     await t.ask('stop');
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -26,7 +26,7 @@ import { openPostgres } from '../relay/storage/postgres/db.js';
 import { createTestDatabase, startPostgresServer } from '../test/helpers/postgres-server.js';
 import { startRelayProcess, type RelayProcess } from '../test/helpers/relay-process.js';
 import { fullestWindow } from '../test/helpers/sliding-window.js';
-import { cpuSeconds, settled } from './process-cpu.js';
+import { childPids, cpuSeconds, settled } from './process-cpu.js';
 
 const here = fileURLToPath(import.meta.url);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -151,18 +151,7 @@ const cpuOrZero = (pid: number): number => {
 
 /** The PostgreSQL server's processes: the postmaster and its children. */
 function postgresPids(postmaster: number | undefined): number[] {
-  if (postmaster === undefined) return [];
-  const pids = [postmaster];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
+  return postmaster === undefined ? [] : [postmaster, ...childPids(postmaster)];
 }
 
 async function postmasterPid(url: string): Promise<number | undefined> {

@@ -40,3 +40,52 @@ export async function settled(pids: number[]): Promise<void> {
   }
   console.log('  (relays still busy after a minute of waiting to settle)');
 }
+
+/** The processes whose parent is `parent` (empty off Linux). */
+export function childPids(parent: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** utime, stime, cutime and cstime of a process in seconds (cutime, cstime: its children's that it has reaped); undefined once gone. */
+function ownAndReapedSeconds(pid: number): { own: number; reaped: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    return { own: (fields[11]! + fields[12]!) / TICKS_PER_SECOND, reaped: (fields[13]! + fields[14]!) / TICKS_PER_SECOND };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU seconds used so far by a server and every process it ever started (a PostgreSQL postmaster,
+ * its backends, its parallel workers, its autovacuum): its own, its live children's, and those its
+ * ended children left in its cutime/cstime when it reaped them. The sum only grows (read again
+ * when a child was reaped during the reading), so a difference of two readings is never negative,
+ * whatever connections closed between them; summing live children alone lost an ended backend's
+ * time and subtracted what it had before. NaN when the server's /proc is not readable.
+ */
+export function serverTreeCpuSeconds(server: number): number {
+  for (let tries = 0; tries < 5; tries++) {
+    const before = ownAndReapedSeconds(server);
+    if (before === undefined) return NaN;
+    let children = 0;
+    for (const pid of childPids(server)) {
+      const seconds = cpuSeconds(pid);
+      if (!Number.isNaN(seconds)) children += seconds;
+    }
+    const after = ownAndReapedSeconds(server);
+    if (after?.reaped === before.reaped) return after.own + after.reaped + children;
+  }
+  return NaN;
+}

@@ -126,11 +126,15 @@ class OutboxLoop {
     }
     this.scanning = true;
     try {
+      // A wake during any part of a pass, the timer's read included, gets another pass: that read
+      // may have run before the delivery the wake announces committed (and while attempts are in
+      // flight it looks only at future rows), so a wake dropped there left a due delivery waiting
+      // for the idle timer or for a hanging endpoint's time-out.
       do {
         this.rescan = false;
         await this.claimAndSend();
+        if (!this.rescan) await this.armTimer();
       } while (this.rescan && !this.stopping);
-      await this.armTimer();
     } catch (error) {
       if (!this.stopping) this.services.log.error('webhook', 'scan failed', { error: (error as Error).message });
       this.armRetryTimer(1_000);

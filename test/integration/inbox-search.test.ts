@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import nodemailer from 'nodemailer';
 import { startInboxIndexer } from '../../relay/inbox/indexer.js';
 import { insertCapturedMessages } from '../../relay/storage/captured.js';
-import { EVERY_ENTRY_GRAM, GRAMS_OVERFLOW, gramToken, insertInboxEntries, shortGramsOf } from '../../relay/storage/inbox.js';
+import { EVERY_ENTRY_GRAM, freeTextGramsOf, GRAMS_OVERFLOW, gramToken, insertInboxEntries, SEARCH_TEXT_SEPARATOR, shortGramsOf } from '../../relay/storage/inbox.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
 import { createProjectWithKey, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
@@ -31,6 +31,20 @@ async function subjectsFound(t: TestRelay, q: string): Promise<string[]> {
   const res = await t.admin('GET', `/admin/v1/inbox?q=${encodeURIComponent(q)}`);
   assert.equal(res.status, 200, `${q}: ${res.text}`);
   return res.body.messages.map((m: { subject: string }) => m.subject).sort();
+}
+
+/** The subjects of every page of a search one message a page, newest first (at most `pages` pages). */
+async function pagedSubjects(t: TestRelay, q: string, pages = 5): Promise<string[]> {
+  const seen: string[] = [];
+  let cursor = '';
+  for (let page = 0; page < pages; page++) {
+    const res = await t.admin('GET', `/admin/v1/inbox?limit=1&q=${encodeURIComponent(q)}${cursor ? `&cursor=${cursor}` : ''}`);
+    assert.equal(res.status, 200, res.text);
+    seen.push(...res.body.messages.map((m: { subject: string }) => m.subject));
+    if (res.body.next_cursor === null) break;
+    cursor = res.body.next_cursor;
+  }
+  return seen;
 }
 
 describe('inbox search terms', () => {
@@ -291,15 +305,7 @@ describe('terms of one or two characters (migration 0020: their own index)', () 
     assert.deepEqual(await subjects('ë short'), ['Café ☕ order']);
     assert.deepEqual(await subjects('q from:short'), ['Weekly', 'qz report']);
     assert.deepEqual(await subjects('q subject:short'), []);
-    const seen: string[] = [];
-    let cursor = '';
-    for (let pages = 0; pages < 5; pages++) {
-      const res = await t.admin('GET', `/admin/v1/inbox?limit=1&q=q${cursor ? `&cursor=${cursor}` : ''}`);
-      seen.push(...res.body.messages.map((m: { subject: string }) => m.subject));
-      if (res.body.next_cursor === null) break;
-      cursor = res.body.next_cursor;
-    }
-    assert.deepEqual(seen, ['Weekly', 'qz report']);
+    assert.deepEqual(await pagedSubjects(t, 'q'), ['Weekly', 'qz report']);
   });
 
   test('a negated short term is exactly the mail lacking it in every field (the index answers it: 0024), with other terms, paged', async () => {
@@ -333,15 +339,7 @@ describe('terms of one or two characters (migration 0020: their own index)', () 
     assert.deepEqual(await subjects('-from:ann -x'), []);
     assert.deepEqual(await subjects('-é is:unread'), ['Weekly', 'qz report']);
     assert.deepEqual(await subjects('-é has:attachment'), []);
-    const seen: string[] = [];
-    let cursor = '';
-    for (let pages = 0; pages < 5; pages++) {
-      const res = await t.admin('GET', `/admin/v1/inbox?limit=1&q=${encodeURIComponent('-é')}${cursor ? `&cursor=${cursor}` : ''}`);
-      seen.push(...res.body.messages.map((m: { subject: string }) => m.subject));
-      if (res.body.next_cursor === null) break;
-      cursor = res.body.next_cursor;
-    }
-    assert.deepEqual(seen, ['Weekly', 'qz report']);
+    assert.deepEqual(await pagedSubjects(t, '-é'), ['Weekly', 'qz report']);
   });
 
   test("the index holds what 0020's definition (the view that filled it for older mail) says", async () => {
@@ -376,7 +374,118 @@ describe('terms of one or two characters (migration 0020: their own index)', () 
   });
 });
 
-describe('an entry with more grams than a PostgreSQL tsvector holds (0024)', () => {
+describe('field terms of one or two characters (migration 0025: grams tagged with their field)', () => {
+  let t: TestRelay;
+  before(async () => {
+    t = await startTestRelay();
+    // Oldest first: A holds ë in From and Subject, ab in To; B ë and ab only in its text, an
+    // empty Subject; C quotes and a backslash.
+    await sendToSink(t, [
+      { from: 'Zoë <zoe@field.test>', to: 'ab@field.test', subject: 'ë☕ x', text: 'plain' },
+      { from: 'Bob <bob@field.test>', to: 'cd@field.test', subject: '', text: 'ë ab 😀' },
+      { from: `"O'Neil" <o.neil@field.test>`, to: 'ef@field.test', subject: 'say "hi" \\ now', text: 'q' },
+    ]);
+    await inboxHolds(t, 3);
+  });
+  after(() => t.stop());
+
+  const A = 'ë☕ x';
+  const B = '';
+  const C = 'say "hi" \\ now';
+  const subjects = (q: string) => subjectsFound(t, q);
+
+  test('a negated field term is exactly the mail lacking it in that field, whatever the other fields hold', async () => {
+    assert.deepEqual(await subjects('-from:ë'), [B, C].sort());
+    assert.deepEqual(await subjects('-FROM:Ë'), [B, C].sort());
+    // B holds ë and ab in its text only, A ab in its To only: each field's grams are its own.
+    assert.deepEqual(await subjects('-subject:ë'), [B, C].sort());
+    assert.deepEqual(await subjects('-to:ab'), [B, C].sort());
+    assert.deepEqual(await subjects('-from:ab'), [A, B, C].sort());
+    assert.deepEqual(await subjects('-subject:😀'), [A, B, C].sort());
+    assert.deepEqual(await subjects('-subject:☕'), [B, C].sort());
+    assert.deepEqual(await subjects('-subject:"☕ "'), [B, C].sort());
+    assert.deepEqual(await subjects('-to:"@"'), []);
+    assert.deepEqual(await subjects('-from:" "'), []);
+    // An empty subject lacks every term: a negation keeps it.
+    assert.deepEqual(await subjects('-subject:" "'), [B]);
+    assert.deepEqual(await subjects('-subject:e'), [A, B, C].sort());
+    // Quotes and backslashes are grams like any other (quoted as tsquery lexemes on PostgreSQL).
+    assert.deepEqual(await subjects(`-from:'`), [A, B].sort());
+    assert.deepEqual(await subjects(`-from:"'n"`), [A, B].sort());
+    assert.deepEqual(await subjects('-subject:\\'), [A, B].sort());
+    assert.deepEqual(await subjects('-subject:"\\ "'), [A, B].sort());
+    assert.deepEqual(await subjects('-subject:hi'), [A, B].sort());
+    assert.deepEqual(await subjects('-subject:i"'), [A, B].sort());
+    // A tagged gram is never a free-text one, nor the reverse.
+    assert.deepEqual(await subjects('"f:"'), []);
+    assert.deepEqual(await subjects('-"s:"'), [A, B, C].sort());
+    assert.deepEqual(await subjects('-"f:ë"'), [A, B, C].sort());
+  });
+
+  test('field terms of one or two characters, positive and negated, with other terms, paged', async () => {
+    assert.deepEqual(await subjects('from:ë'), [A]);
+    assert.deepEqual(await subjects('subject:ë'), [A]);
+    assert.deepEqual(await subjects('to:ab'), [A]);
+    assert.deepEqual(await subjects('subject:😀'), []);
+    assert.deepEqual(await subjects('ab -to:ab'), [B]);
+    assert.deepEqual(await subjects('ë -subject:ë'), [B]);
+    assert.deepEqual(await subjects('-ë -from:q'), [C]);
+    assert.deepEqual(await subjects('-from:ë -to:ef'), [B]);
+    assert.deepEqual(await subjects('-subject:ë -subject:" "'), [B]);
+    assert.deepEqual(await subjects('from:b -to:ab'), [B]);
+    assert.deepEqual(await subjects('field -subject:x'), [B, C].sort());
+    assert.deepEqual(await subjects('-subject:x is:unread'), [B, C].sort());
+    assert.deepEqual(await subjects('-subject:x has:attachment'), []);
+    assert.deepEqual(await pagedSubjects(t, '-from:ë'), [C, B]);
+  });
+
+  test('the index holds the tagged grams of each field; mail indexed before 0025 is found exactly, and gets them from the indexer at start', async () => {
+    const { db } = t.relay.services;
+    const [row] = await db.all<{ from_lc: string; to_lc: string; subject_lc: string; snippet_lc: string }>(
+      "SELECT from_lc, to_lc, subject_lc, snippet_lc FROM inbox_entries WHERE subject_lc = ''",
+    );
+    const grams = shortGramsOf([row!.from_lc, row!.to_lc, row!.subject_lc, row!.snippet_lc]);
+    for (const gram of ['f:b', 'f:bo', 'f: ', 't:cd', 'ë', 'ab', '😀']) assert.ok(grams.includes(gram), gram);
+    for (const gram of ['s:', 's: ', 'f:ë', 't:ab', 'f:😀']) assert.ok(!grams.includes(gram), gram);
+    // Mail indexed before 0025 holds its free-text grams only.
+    const entries = await db.all<{ message_seq: number; from_lc: string; to_lc: string; subject_lc: string; snippet_lc: string }>(
+      'SELECT message_seq, from_lc, to_lc, subject_lc, snippet_lc FROM inbox_entries',
+    );
+    const untagged = (e: (typeof entries)[number]) => [...freeTextGramsOf([e.from_lc, e.to_lc, e.subject_lc, e.snippet_lc])];
+    await db.write(async (tx) => {
+      for (const e of entries) {
+        if (TEST_BACKEND === 'postgres') await tx.run('UPDATE inbox_entries SET short_grams = array_to_tsvector(CAST(? AS TEXT[])) WHERE message_seq = ?', [untagged(e), e.message_seq]);
+        else {
+          await tx.run('DELETE FROM inbox_grams WHERE rowid = ?', [e.message_seq]);
+          await tx.run('INSERT INTO inbox_grams (rowid, grams) VALUES (?, ?)', [e.message_seq, untagged(e).map(gramToken).join(' ')]);
+        }
+      }
+    });
+    const holdingTagged = async () => {
+      const sql =
+        TEST_BACKEND === 'postgres'
+          ? ['SELECT count(*) AS n FROM inbox_entries WHERE short_grams @@ CAST(? AS TSQUERY)', "'f:ë'"]
+          : ['SELECT count(*) AS n FROM inbox_grams WHERE inbox_grams MATCH ?', `"${gramToken('f:ë')}"`];
+      return Number((await db.get<{ n: number }>(sql[0]!, [sql[1]]))!.n);
+    };
+    assert.equal(await holdingTagged(), 0);
+    const exact = async () => {
+      assert.deepEqual(await subjects('from:ë'), [A]);
+      assert.deepEqual(await subjects('-from:ë'), [B, C].sort());
+      assert.deepEqual(await subjects('-subject:ë'), [B, C].sort());
+      assert.deepEqual(await subjects('ab -to:ab'), [B]);
+      assert.deepEqual(await subjects('-subject:" "'), [B]);
+    };
+    await exact();
+    const indexer = startInboxIndexer(t.relay.services);
+    await indexer.idle();
+    await indexer.stop();
+    assert.equal(await holdingTagged(), 1);
+    await exact();
+  });
+});
+
+describe('an entry with more grams than a PostgreSQL tsvector holds (0024, 0025)', () => {
   let t: TestRelay;
   before(async () => {
     t = await startTestRelay();
@@ -384,10 +493,14 @@ describe('an entry with more grams than a PostgreSQL tsvector holds (0024)', () 
   after(() => t.stop());
 
   test('is written, and every short term, negated or not, still finds exactly what contains it', async () => {
-    // 100,000 distinct pairs of CJK characters: 600 KB of grams. A tsvector holds 1 MB of lexemes
-    // (array_to_tsvector past it returns one that misses some: 3.6 MB, PostgreSQL 15).
+    // 80,000 distinct pairs of CJK characters: under 500,000 bytes of free-text grams, but with the
+    // subject's tagged grams (0025) 1.1 MB. A tsvector holds 1 MB of lexemes (array_to_tsvector
+    // past it returns one that misses some: 3.6 MB, PostgreSQL 15).
     const cjk = (n: number) => String.fromCodePoint(0x4e00 + n);
-    const huge = Array.from({ length: 100_000 }, (_, i) => `${cjk(i % 400)}${cjk(400 + Math.floor(i / 400))}`).join(' ');
+    const huge = Array.from({ length: 80_000 }, (_, i) => `${cjk(i % 400)}${cjk(400 + Math.floor(i / 400))}`).join(' ');
+    const hugeGrams = shortGramsOf([' a@big.test', 'b@big.test', huge, 'x']);
+    const bytes = (grams: string[]) => Buffer.byteLength(grams.join(''), 'utf8');
+    assert.ok(bytes(hugeGrams.filter((g) => [...g].length <= 2)) < 500_000 && bytes(hugeGrams) > 1_000_000);
     const { db } = t.relay.services;
     await db.write(async (tx) => {
       for (const [n, subject] of [[1, huge], [2, 'plain']] as const) {
@@ -412,5 +525,101 @@ describe('an entry with more grams than a PostgreSQL tsvector holds (0024)', () 
     assert.deepEqual(await found('-p'), ['huge']);
     assert.deepEqual(await found('p'), ['plain']);
     assert.deepEqual(await found('-"@"'), []);
+    // Field terms: the marker holds for them too.
+    const last = `${cjk(79_999 % 400)}${cjk(400 + Math.floor(79_999 / 400))}`;
+    assert.deepEqual(await found(`subject:${last}`), ['huge']);
+    assert.deepEqual(await found(`to:${last}`), []);
+    assert.deepEqual(await found(`-subject:${last}`), ['plain']);
+    assert.deepEqual(await found(`-subject:${cjk(5)}`), ['plain']);
+    assert.deepEqual(await found(`-from:${cjk(5)}`), ['huge', 'plain']);
+    assert.deepEqual(await found('-subject:" "'), ['plain']);
+    assert.deepEqual(await found('-subject:p'), ['huge']);
+    assert.deepEqual(await found('-from:a'), []);
+    assert.deepEqual(await found('-to:x'), ['huge', 'plain']);
+  });
+});
+
+describe('negated free-text terms of three characters or more (migration 0026: narrow rows)', () => {
+  let t: TestRelay;
+  before(async () => {
+    t = await startTestRelay();
+    // Case folding where JavaScript's toLowerCase() (the relay's) and Unicode case folding (FTS5's)
+    // differ: the Kelvin sign lowers to k; the long s and the final sigma stay, though they fold
+    // to s and σ; ß stays ß. A search matches what the lower-cased fields hold, exactly.
+    await sendToSink(t, [
+      { from: 'Zoë <zoe@long.test>', to: 'a@long.test', subject: 'Order shipped', text: 'Your order is on its way. Straße 5' },
+      { from: 'Max <max@long.test>', to: 'b@long.test', subject: 'Weather report', text: 'ſun and ς' },
+      { from: 'Ann <ann@long.test>', to: 'c@long.test', subject: '\u212Aelvin CAFÉ', text: 'plain text order' },
+    ]);
+    await inboxHolds(t, 3);
+  });
+  after(() => t.stop());
+
+  const subjects = (q: string) => subjectsFound(t, q);
+  const all = ['Order shipped', 'Weather report', '\u212Aelvin CAFÉ'].sort();
+
+  test('exactly the mail lacking the term in every field: held by every entry, some, none; case and script', async () => {
+    assert.deepEqual(await subjects('-long.test'), []);
+    assert.deepEqual(await subjects('-"@long"'), []);
+    assert.deepEqual(await subjects('-order'), ['Weather report']);
+    assert.deepEqual(await subjects('-ORDER'), ['Weather report']);
+    assert.deepEqual(await subjects('-no-such-text'), all);
+    assert.deepEqual(await subjects('-kelvin'), ['Order shipped', 'Weather report']);
+    assert.deepEqual(await subjects('-\u212Aelvin'), ['Order shipped', 'Weather report']);
+    assert.deepEqual(await subjects('-café'), ['Order shipped', 'Weather report']);
+    assert.deepEqual(await subjects('-CAFÉ'), ['Order shipped', 'Weather report']);
+    assert.deepEqual(await subjects('-cafe'), all);
+    assert.deepEqual(await subjects('-sun'), all);
+    assert.deepEqual(await subjects('-ſun'), ['Order shipped', '\u212Aelvin CAFÉ']);
+    assert.deepEqual(await subjects('-"and σ"'), all);
+    assert.deepEqual(await subjects('-"and ς"'), ['Order shipped', '\u212Aelvin CAFÉ']);
+    assert.deepEqual(await subjects('-straße'), ['Weather report', '\u212Aelvin CAFÉ']);
+    assert.deepEqual(await subjects('-strasse'), all);
+    assert.deepEqual(await subjects('-zoë'), ['Weather report', '\u212Aelvin CAFÉ']);
+    // Never across two fields, also for a term holding the character that joins them in the narrow rows.
+    assert.deepEqual(await subjects('-"test a@"'), all);
+    assert.deepEqual(await subjects('-"test\u0001a@"'), all);
+    assert.deepEqual(await subjects('-"shipped\u0001your"'), all);
+  });
+
+  test('with other terms, each index driving, and paged newest first', async () => {
+    assert.deepEqual(await subjects('-order -kelvin'), ['Weather report']);
+    assert.deepEqual(await subjects('-order -zzz'), ['Weather report']);
+    assert.deepEqual(await subjects('-order is:unread'), ['Weather report']);
+    assert.deepEqual(await subjects('-order is:read'), []);
+    assert.deepEqual(await subjects('-order from:max'), ['Weather report']);
+    assert.deepEqual(await subjects('-order -from:max'), []);
+    assert.deepEqual(await subjects('-order report'), ['Weather report']);
+    assert.deepEqual(await subjects('-order a'), ['Weather report']);
+    assert.deepEqual(await subjects('-order -q'), ['Weather report']);
+    assert.deepEqual(await subjects('-order -e'), []);
+    assert.deepEqual(await subjects('-order has:attachment'), []);
+    assert.deepEqual(await subjects(`-order after:2000-01-01`), ['Weather report']);
+    const paged = (q: string) => pagedSubjects(t, q);
+    assert.deepEqual(await paged('-zzz'), ['\u212Aelvin CAFÉ', 'Weather report', 'Order shipped']);
+    assert.deepEqual(await paged('-kelvin'), ['Weather report', 'Order shipped']);
+    assert.deepEqual(await paged('-shipped'), ['\u212Aelvin CAFÉ', 'Weather report']);
+  });
+
+  test("the narrow rows are what 0026's definition says, and a deleted message takes its row with it", async () => {
+    const { db } = t.relay.services;
+    const narrow = () => db.all<{ message_seq: number; text: string }>('SELECT message_seq, text FROM inbox_search_text ORDER BY message_seq');
+    const defined = await db.all<{ message_seq: number; text: string }>('SELECT message_seq, text FROM inbox_search_text_source ORDER BY message_seq');
+    assert.equal(defined.length, 3);
+    assert.deepEqual(await narrow(), defined);
+    const entries = await db.all<{ message_seq: number; from_lc: string; to_lc: string; subject_lc: string; snippet_lc: string }>(
+      'SELECT message_seq, from_lc, to_lc, subject_lc, snippet_lc FROM inbox_entries ORDER BY message_seq',
+    );
+    assert.deepEqual(
+      defined.map((r) => r.text),
+      entries.map((e) => [e.from_lc, e.to_lc, e.subject_lc, e.snippet_lc].join(SEARCH_TEXT_SEPARATOR)),
+    );
+    const [weather] = (await t.admin('GET', `/admin/v1/inbox?q=${encodeURIComponent('-order')}`)).body.messages;
+    assert.equal((await t.admin('DELETE', `/admin/v1/messages/${weather.id}`)).status, 204);
+    assert.deepEqual(await subjects('-order'), []);
+    assert.deepEqual(await subjects('-kelvin'), ['Order shipped']);
+    assert.deepEqual((await narrow()).map((r) => Number(r.message_seq)), [entries[0]!, entries[2]!].map((e) => Number(e.message_seq)));
+    assert.equal((await t.admin('DELETE', '/admin/v1/messages')).status, 204);
+    assert.deepEqual(await narrow(), []);
   });
 });

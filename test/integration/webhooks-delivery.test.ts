@@ -1,6 +1,7 @@
 // The webhook dispatcher end to end: a real relay (test clock) posting to a receiver on
 // listen(0) that verifies every request with the SDK's verifyWebhook.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import {
   createEndpoint,
   deliveries,
   insertEndpointRow,
+  relayAndReceiver,
   sleep,
   startReceiver,
   startWebhookBarrier,
@@ -375,6 +377,42 @@ describe('limited concurrency', () => {
       await healthy.close();
       if (!stopped) await t.stop();
       await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('wake-ups', () => {
+  const env = relayAndReceiver();
+
+  test('a delivery announced while a scan reads when the next one is due is sent at once, not at the idle timer', async () => {
+    const { t, receiver } = env;
+    await createEndpoint(t, receiver.url, ['email.queued']);
+    // The scan's last read (when is the next delivery due?) answers only once an email's
+    // email.queued delivery has committed and its wake-up came: the answer predates the delivery,
+    // so only that wake-up can send it (nothing else is due, and the idle timer is a minute).
+    const { db, bus } = t.relay.services;
+    const read = db.get.bind(db);
+    let held = false;
+    db.get = (async (sql: string, params?: unknown[]) => {
+      const answer = await read(sql, params as never);
+      if (!held && sql.includes('MIN(d.next_attempt_at)')) {
+        held = true;
+        const woken = once(bus, 'webhooks.ready');
+        const sent = await t.send();
+        assert.equal(sent.status, 202, sent.text);
+        await woken;
+      }
+      return answer;
+    }) as typeof db.get;
+    try {
+      bus.emit('webhooks.ready');
+      const [req] = await receiver.waitForCount(1).catch((error: Error) => {
+        assert.ok(held, 'the scan read when the next delivery is due (storage/webhooks.ts nextDeliveryDueAfter): has its statement changed?');
+        throw error;
+      });
+      assert.equal(JSON.parse(req!.raw.toString()).type, 'email.queued');
+    } finally {
+      db.get = read;
     }
   });
 });
