@@ -569,7 +569,7 @@ describe('negated free-text terms of three characters or more (migration 0026: n
     // to s and σ; ß stays ß. A search matches what the lower-cased fields hold, exactly.
     await sendToSink(t, [
       { from: 'Zoë <zoe@long.test>', to: 'a@long.test', subject: 'Order shipped', text: 'Your order is on its way. Straße 5' },
-      { from: 'Max <max@long.test>', to: 'b@long.test', subject: 'Weather report', text: 'ſun and ς' },
+      { from: 'Max <max@long.test>', to: 'b@long.test', subject: 'Weather report', text: 'ſun and ς, [ok] *x* ?y 5% a_b \\z' },
       { from: 'Ann <ann@long.test>', to: 'c@long.test', subject: '\u212Aelvin CAFÉ', text: 'plain text order' },
     ]);
     await inboxHolds(t, 3);
@@ -597,6 +597,9 @@ describe('negated free-text terms of three characters or more (migration 0026: n
     assert.deepEqual(await subjects('-straße'), ['Weather report', '\u212Aelvin CAFÉ']);
     assert.deepEqual(await subjects('-strasse'), all);
     assert.deepEqual(await subjects('-zoë'), ['Weather report', '\u212Aelvin CAFÉ']);
+    // GLOB's (SQLite) and LIKE's (PostgreSQL) special characters match themselves.
+    for (const term of ['[ok]', '[ok', 'ok]', '*x*', '?y ', '5% ', 'a_b', '\\z']) assert.deepEqual(await subjects(`-"${term}"`), ['Order shipped', '\u212Aelvin CAFÉ'], term);
+    for (const term of ['o*d', 'o?d', '[xo]rder', 'o%d', 'o_d', '\\rder']) assert.deepEqual(await subjects(`-"${term}"`), all, term);
     // Never across two fields, also for a term holding the character that joins them in the narrow rows.
     assert.deepEqual(await subjects('-"test a@"'), all);
     assert.deepEqual(await subjects('-"test\u0001a@"'), all);
