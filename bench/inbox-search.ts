@@ -146,15 +146,53 @@ function line(name: string, { times, cpuMs }: { times: number[]; cpuMs: number[]
   return `  ${name.padEnd(52)} ${figures(times)}  target p99 < ${TARGET_P99_MS} ms: ${verdict.padEnd(6)}  cpu/request ${cpu} ms  load ${os.loadavg()[0]!.toFixed(1)}`;
 }
 
+const GRAM_VARIANTS = { none: 'none', text: 'free-text grams (0020)', all: 'free-text and field grams (0025)' } as const;
+const GRAM_ENTRIES = Math.min(2_000, MESSAGES);
+const GRAM_ROUNDS = 6;
+
+/**
+ * What the index of short terms costs the writer: the newest GRAM_ENTRIES entries' grams
+ * computed and written again (bench/dashboard-target.ts: rewriteGrams) as none, the free-text
+ * grams, or those and the field grams, in interleaved rounds (a ratio the machine's load
+ * disturbs less); CPU µs per entry of the relay (and of PostgreSQL) for each variant.
+ */
+async function gramsWriteCost(t: Target, clocks: CpuClock[]): Promise<Record<keyof typeof GRAM_VARIANTS, number[]>> {
+  const spent = { none: clocks.map(() => 0), text: clocks.map(() => 0), all: clocks.map(() => 0) };
+  const variants = ['none', 'text', 'all'] as const;
+  for (let round = 0; round < GRAM_ROUNDS; round++) {
+    // Each round in another order: FTS5's merges and PostgreSQL's pending GIN list charge a write for the ones before it.
+    for (const variant of [...variants.slice(round % 3), ...variants.slice(0, round % 3)]) {
+      const before = await Promise.all(clocks.map((c) => c()));
+      await t.ask('grams', { variant, count: GRAM_ENTRIES });
+      const after = await Promise.all(clocks.map((c) => c()));
+      after.forEach((ms, i) => (spent[variant][i]! += ((ms - before[i]!) * 1000) / GRAM_ENTRIES / GRAM_ROUNDS));
+    }
+  }
+  return spent;
+}
+
 async function oneBackend(backend: string, database?: string): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `raven-bench-search-${backend}-`));
   try {
-    const t = await startTarget(dir, { messages: MESSAGES, ...(database ? { database } : {}) });
     const server = database ? await postgresCpu(database) : undefined;
+    const serverBefore = server ? await server() : 0;
+    const t = await startTarget(dir, { messages: MESSAGES, ...(database ? { database } : {}) });
+    const fillCpu = [t.fillCpuMs, ...(server ? [(await server()) - serverBefore] : [])];
     const clocks = [relayCpu(t), ...(server ? [server] : [])];
-    console.log(`  ${backend}: filled in ${(t.fillMs / 1000).toFixed(1)} s; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; cpu/request: relay${server ? ' + PostgreSQL (the server and all its processes)' : ''}`);
+    const us = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' + ');
+    console.log(
+      `  ${backend}: filled in ${(t.fillMs / 1000).toFixed(1)} s (CPU per message ${us(fillCpu.map((ms) => (ms * 1000) / MESSAGES))} µs); ` +
+        `load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; cpu/request: relay${server ? ' + PostgreSQL (the server and all its processes)' : ''}`,
+    );
     for (const [name, q] of CASES.filter(([n, q]) => ONLY === undefined || ONLY.some((c) => n.includes(c) || q.includes(c)))) console.log(line(`${name}${q ? `  ${q}` : ''}`, await timed(t, `/admin/v1/inbox${q ? `?q=${encodeURIComponent(q)}` : ''}`, clocks)));
     console.log(line('unread per project (/admin/v1/inbox/unread)', await timed(t, '/admin/v1/inbox/unread', clocks)));
+    const grams = await gramsWriteCost(t, clocks);
+    const added = grams.all.map((x, i) => x - grams.text[i]!);
+    console.log(
+      `  write cost of the index of short terms (${GRAM_ENTRIES} entries' grams rewritten, ${GRAM_ROUNDS} interleaved rounds), CPU µs per entry, relay${server ? ' + PostgreSQL' : ''}: ` +
+        `${Object.entries(GRAM_VARIANTS).map(([v, name]) => `${name} ${us(grams[v as keyof typeof GRAM_VARIANTS])}`).join('; ')}; ` +
+        `the field grams add ${us(added)} µs per entry (the fill: ${us(fillCpu.map((ms) => (ms * 1000) / MESSAGES))} µs per message); load ${os.loadavg()[0]!.toFixed(1)}`,
+    );
     await t.ask('stop');
   } finally {
     await rm(dir, { recursive: true, force: true });
