@@ -270,25 +270,25 @@ const withoutFieldGrams = (dialect: Db['dialect']) =>
     : `${phrase(gramToken(EVERY_ENTRY_GRAM))} NOT ${phrase(gramToken(fieldGram(SEARCH_FIELDS[0].tag, EVERY_ENTRY_GRAM)))}`;
 
 /**
- * Gives up to `limit` entries indexed before 0025 their fields' tagged grams (the indexer's
- * backfill at start, oldest first, a batch a transaction between captures); returns how many it
- * rewrote. Migration 0025's view would have cost 0.5 ms of CPU an entry on SQLite, 1.2 ms of the
+ * Gives up to `limit` entries indexed before 0025 their fields' tagged grams, from after
+ * `afterSeq` (the indexer's backfill at start, oldest first, a batch a transaction between
+ * captures); returns how many it rewrote and the last one's seq, where the next batch starts. Migration 0025's view would have cost 0.5 ms of CPU an entry on SQLite, 1.2 ms of the
  * server's on PostgreSQL (minutes at 100,000 entries, before the relay could start); the grams
  * computed in JS cost the writer what rewriting them does (the search bench prints it). Meanwhile
  * the searches are exact all the same: a positive field term asks for the untagged gram, which
  * every entry holds, and a negated one excludes only the entries holding the tagged gram (the
  * others are instr()'s to decide).
  */
-export async function addFieldGrams(tx: Queryable, limit: number): Promise<number> {
+export async function addFieldGrams(tx: Queryable, limit: number, afterSeq = 0): Promise<{ count: number; lastSeq: number }> {
   const postgres = tx.dialect === 'postgres';
   type FieldsRow = { seq: number } & Record<'from_lc' | 'to_lc' | 'subject_lc' | 'snippet_lc', string>;
   const rows = await tx.all<FieldsRow>(
     postgres
       ? `SELECT message_seq AS seq, from_lc, to_lc, subject_lc, snippet_lc FROM inbox_entries
-          WHERE short_grams @@ CAST(? AS TSQUERY) ORDER BY message_seq LIMIT ?`
+          WHERE short_grams @@ CAST(? AS TSQUERY) AND message_seq > ? ORDER BY message_seq LIMIT ?`
       : `SELECT e.message_seq AS seq, e.from_lc, e.to_lc, e.subject_lc, e.snippet_lc FROM inbox_grams g JOIN inbox_entries e ON e.message_seq = g.rowid
-          WHERE inbox_grams MATCH ? ORDER BY g.rowid LIMIT ?`,
-    [withoutFieldGrams(tx.dialect), limit],
+          WHERE inbox_grams MATCH ? AND g.rowid > ? ORDER BY g.rowid LIMIT ?`,
+    [withoutFieldGrams(tx.dialect), afterSeq, limit],
   );
   await replaceShortGrams(
     tx,
@@ -297,7 +297,7 @@ export async function addFieldGrams(tx: Queryable, limit: number): Promise<numbe
       return { seq: Number(r.seq), grams: postgres ? postgresGramsOf(fields) : shortGramsOf(fields) };
     }),
   );
-  return rows.length;
+  return { count: rows.length, lastSeq: rows.length === 0 ? afterSeq : Number(rows[rows.length - 1]!.seq) };
 }
 
 /** Replaces the grams the index of short terms holds for entries (addFieldGrams; the search bench's measure of their cost). */
