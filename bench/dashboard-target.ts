@@ -6,9 +6,10 @@
 // its recipients) and insertInboxEntries (the indexer's: the entry, its tags and its short-term
 // grams, in multi-row statements), with the search terms relay/inbox/search-terms.ts computes;
 // only the parsing of each message (mailparser, the indexer's) is skipped, its results written
-// as the generator knows them. On SQLite in the data directory or on the PostgreSQL database given, then sends {url, smtpPort, adminToken, fillMs}
+// as the generator knows them. On SQLite in the data directory or on the PostgreSQL database given, then sends {url, smtpPort, adminToken, fillMs, fillCpuMs}
 // over IPC and answers {cmd: 'memory'} -> {rss}, {cmd: 'cpu'} -> process.cpuUsage() and
-// {cmd: 'stop'} -> {rss}, then exits.
+// {cmd: 'stop'} -> {rss}, then exits; {cmd: 'grams', variant, count} rewrites the short-term grams
+// of the newest `count` entries (see rewriteGrams) -> {count} once committed.
 //
 // The mail, message i of n, one second apart from 2026-11-01T00:00:00Z: a quarter from each of
 // four senders; to one of 500 users; the subject `Your receipt #i`; Message-ID
@@ -20,7 +21,7 @@ import pg from 'pg';
 import { startRelay } from '../relay/app.js';
 import { searchTermsOf } from '../relay/inbox/search-terms.js';
 import { insertCapturedMessages } from '../relay/storage/captured.js';
-import { insertInboxEntries, type NewInboxEntry } from '../relay/storage/inbox.js';
+import { freeTextGramsOf, insertInboxEntries, replaceShortGrams, shortGramsOf, type NewInboxEntry } from '../relay/storage/inbox.js';
 import { inValues } from '../relay/storage/rows.js';
 
 const [dataDir, countArg, database] = process.argv.slice(2);
@@ -45,6 +46,7 @@ function rawMessage(i: number, from: string, subject: string, text: string): Buf
 }
 
 const started = performance.now();
+const fillCpu = process.cpuUsage();
 for (let done = 0; done < COUNT; done += BATCH) {
   await db.write(async (tx) => {
     const messages = [];
@@ -94,9 +96,36 @@ if (database) {
   await client.end();
 }
 const fillMs = performance.now() - started;
+const { user, system } = process.cpuUsage(fillCpu);
 
-process.send!({ url: relay.httpUrl, smtpPort: relay.smtpPort, adminToken: ADMIN_TOKEN, fillMs });
-process.on('message', async (message: { cmd: 'memory' | 'cpu' | 'stop' }) => {
+/**
+ * What the index of short terms costs the writer, for the search bench: the grams of the newest
+ * `count` entries computed again and written again in one transaction (SQLite: their inbox_grams
+ * rows deleted and inserted; PostgreSQL: short_grams updated), as none, the free-text grams only
+ * (0020), or all (with each field's tagged grams, 0025). Every variant pays the same rewrite
+ * (on PostgreSQL a new row version in every index): their differences are the grams' cost.
+ */
+async function rewriteGrams(variant: 'none' | 'text' | 'all', count: number): Promise<void> {
+  await db.write(async (tx) => {
+    const rows = await tx.all<{ seq: number } & Record<'from_lc' | 'to_lc' | 'subject_lc' | 'snippet_lc', string>>(
+      'SELECT message_seq AS seq, from_lc, to_lc, subject_lc, snippet_lc FROM inbox_entries ORDER BY message_seq DESC LIMIT ?',
+      [count],
+    );
+    const grams = rows.map((r) => {
+      const fields = [r.from_lc, r.to_lc, r.subject_lc, r.snippet_lc];
+      return { seq: Number(r.seq), grams: variant === 'all' ? shortGramsOf(fields) : variant === 'text' ? [...freeTextGramsOf(fields)] : [] };
+    });
+    await replaceShortGrams(tx, grams);
+  });
+}
+
+process.send!({ url: relay.httpUrl, smtpPort: relay.smtpPort, adminToken: ADMIN_TOKEN, fillMs, fillCpuMs: (user + system) / 1000 });
+process.on('message', async (message: { cmd: 'memory' | 'cpu' | 'stop' | 'grams'; variant?: 'none' | 'text' | 'all'; count?: number }) => {
+  if (message.cmd === 'grams') {
+    await rewriteGrams(message.variant!, message.count!);
+    process.send!({ count: message.count });
+    return;
+  }
   if (message.cmd === 'memory') {
     process.send!({ rss: process.memoryUsage().rss });
     return;

@@ -34,7 +34,9 @@ export interface Target {
   smtpPort: number;
   adminToken: string;
   fillMs: number;
-  ask<T>(cmd: 'memory' | 'cpu' | 'stop'): Promise<T>;
+  /** The CPU time the target process spent filling. */
+  fillCpuMs: number;
+  ask<T>(cmd: 'memory' | 'cpu' | 'stop' | 'grams', args?: Record<string, unknown>): Promise<T>;
 }
 
 /** The relay with `messages` captured messages (bench/dashboard-target.ts), on SQLite in `dir` or on `database`. */
@@ -47,10 +49,10 @@ export async function startTarget(dir: string, options: { messages?: number; dat
   });
   return {
     ...info,
-    ask: (cmd) =>
+    ask: (cmd, args = {}) =>
       new Promise((resolve) => {
         child.once('message', (m) => resolve(m as never));
-        child.send({ cmd });
+        child.send({ ...args, cmd });
       }),
   };
 }

@@ -7,7 +7,8 @@
 // query costs whatever else the machine runs, where a p99 on a busy machine is the scheduler's.
 // The data: bench/dashboard-target.ts (its header says what matches what).
 // Knobs: BENCH_SEARCH_MESSAGES (100000), BENCH_SEARCH_SAMPLES (200), BENCH_SEARCH_BACKENDS
-// (sqlite,postgres), BENCH_DATABASE_URL (a PostgreSQL server to use instead of a fresh one).
+// (sqlite,postgres), BENCH_DATABASE_URL (a PostgreSQL server to use instead of a fresh one),
+// BENCH_SEARCH_CASES (only the lines whose name or q holds one of these comma-separated strings).
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +23,7 @@ const SAMPLES = Number(process.env.BENCH_SEARCH_SAMPLES ?? 200);
 const WARM_UP = 10;
 const BACKENDS = (process.env.BENCH_SEARCH_BACKENDS ?? 'sqlite,postgres').split(',').map((b) => b.trim());
 const TARGET_P99_MS = 50;
+const ONLY = process.env.BENCH_SEARCH_CASES?.split(',').filter((c) => c !== '');
 
 /** [what it is, how much of the mail it matches, q]. */
 export const CASES: Array<[string, string]> = [
@@ -48,8 +50,14 @@ export const CASES: Array<[string, string]> = [
   ['-to:, one character (none excluded)', '-to:z'],
   ['from:, one character (a quarter)', 'from:g'],
   ['subject:, two characters (none) and -from:', 'subject:zq -from:e'],
-  // What no index answers (a negated term of three characters or more): all excluded, every entry checked.
-  ['-free text, longer (all excluded: a scan)', '-order'],
+  // What no index answers: a negated term of three characters or more. Free text: checked in
+  // inbox_search_text's narrow rows (0026): all excluded (every entry checked), one excluded, none
+  // excluded; and beside a flag.
+  ['-free text, longer (all excluded: every entry checked)', '-order'],
+  ['-free text, longer (one excluded)', '-"order 4242."'],
+  ['-free text, longer (none excluded)', '-no-such-text'],
+  ['-free text, longer, and is:read (all excluded)', '-order is:read'],
+  // Negated field terms of three characters or more: checked on each entry's fields.
   ['-from:, longer (none excluded)', '-from:order'],
   ['-subject:, longer (all excluded: a scan)', '-subject:receipt'],
   ['-to:, longer (all excluded: a scan)', '-to:example'],
@@ -138,15 +146,53 @@ function line(name: string, { times, cpuMs }: { times: number[]; cpuMs: number[]
   return `  ${name.padEnd(52)} ${figures(times)}  target p99 < ${TARGET_P99_MS} ms: ${verdict.padEnd(6)}  cpu/request ${cpu} ms  load ${os.loadavg()[0]!.toFixed(1)}`;
 }
 
+const GRAM_VARIANTS = { none: 'none', text: 'free-text grams (0020)', all: 'free-text and field grams (0025)' } as const;
+const GRAM_ENTRIES = Math.min(2_000, MESSAGES);
+const GRAM_ROUNDS = 6;
+
+/**
+ * What the index of short terms costs the writer: the newest GRAM_ENTRIES entries' grams
+ * computed and written again (bench/dashboard-target.ts: rewriteGrams) as none, the free-text
+ * grams, or those and the field grams, in interleaved rounds (a ratio the machine's load
+ * disturbs less); CPU µs per entry of the relay (and of PostgreSQL) for each variant.
+ */
+async function gramsWriteCost(t: Target, clocks: CpuClock[]): Promise<Record<keyof typeof GRAM_VARIANTS, number[]>> {
+  const spent = { none: clocks.map(() => 0), text: clocks.map(() => 0), all: clocks.map(() => 0) };
+  const variants = ['none', 'text', 'all'] as const;
+  for (let round = 0; round < GRAM_ROUNDS; round++) {
+    // Each round in another order: FTS5's merges and PostgreSQL's pending GIN list charge a write for the ones before it.
+    for (const variant of [...variants.slice(round % 3), ...variants.slice(0, round % 3)]) {
+      const before = await Promise.all(clocks.map((c) => c()));
+      await t.ask('grams', { variant, count: GRAM_ENTRIES });
+      const after = await Promise.all(clocks.map((c) => c()));
+      after.forEach((ms, i) => (spent[variant][i]! += ((ms - before[i]!) * 1000) / GRAM_ENTRIES / GRAM_ROUNDS));
+    }
+  }
+  return spent;
+}
+
 async function oneBackend(backend: string, database?: string): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `raven-bench-search-${backend}-`));
   try {
-    const t = await startTarget(dir, { messages: MESSAGES, ...(database ? { database } : {}) });
     const server = database ? await postgresCpu(database) : undefined;
+    const serverBefore = server ? await server() : 0;
+    const t = await startTarget(dir, { messages: MESSAGES, ...(database ? { database } : {}) });
+    const fillCpu = [t.fillCpuMs, ...(server ? [(await server()) - serverBefore] : [])];
     const clocks = [relayCpu(t), ...(server ? [server] : [])];
-    console.log(`  ${backend}: filled in ${(t.fillMs / 1000).toFixed(1)} s; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; cpu/request: relay${server ? ' + PostgreSQL (the server and all its processes)' : ''}`);
-    for (const [name, q] of CASES) console.log(line(`${name}${q ? `  ${q}` : ''}`, await timed(t, `/admin/v1/inbox${q ? `?q=${encodeURIComponent(q)}` : ''}`, clocks)));
+    const us = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' + ');
+    console.log(
+      `  ${backend}: filled in ${(t.fillMs / 1000).toFixed(1)} s (CPU per message ${us(fillCpu.map((ms) => (ms * 1000) / MESSAGES))} µs); ` +
+        `load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; cpu/request: relay${server ? ' + PostgreSQL (the server and all its processes)' : ''}`,
+    );
+    for (const [name, q] of CASES.filter(([n, q]) => ONLY === undefined || ONLY.some((c) => n.includes(c) || q.includes(c)))) console.log(line(`${name}${q ? `  ${q}` : ''}`, await timed(t, `/admin/v1/inbox${q ? `?q=${encodeURIComponent(q)}` : ''}`, clocks)));
     console.log(line('unread per project (/admin/v1/inbox/unread)', await timed(t, '/admin/v1/inbox/unread', clocks)));
+    const grams = await gramsWriteCost(t, clocks);
+    const added = grams.all.map((x, i) => x - grams.text[i]!);
+    console.log(
+      `  write cost of the index of short terms (${GRAM_ENTRIES} entries' grams rewritten, ${GRAM_ROUNDS} interleaved rounds), CPU µs per entry, relay${server ? ' + PostgreSQL' : ''}: ` +
+        `${Object.entries(GRAM_VARIANTS).map(([v, name]) => `${name} ${us(grams[v as keyof typeof GRAM_VARIANTS])}`).join('; ')}; ` +
+        `the field grams add ${us(added)} µs per entry (the fill: ${us(fillCpu.map((ms) => (ms * 1000) / MESSAGES))} µs per message); load ${os.loadavg()[0]!.toFixed(1)}`,
+    );
     await t.ask('stop');
   } finally {
     await rm(dir, { recursive: true, force: true });

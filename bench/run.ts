@@ -135,6 +135,9 @@ const TARGETS = [
   { id: 'relay8', kind: 'relay', name: '  relay, delivery concurrency 8', env: { BENCH_DELIVERY_CONCURRENCY: '8' } },
   { id: 'relay1', kind: 'relay', name: '  relay, delivery concurrency 1', env: { BENCH_DELIVERY_CONCURRENCY: '1' } },
 ] as const;
+/** BENCH_ADMISSION_TARGETS=sqlite,relay1: only these targets (ids above), to iterate on one comparison. */
+const ADMISSION_TARGETS = process.env.BENCH_ADMISSION_TARGETS?.split(',').map((x) => x.trim());
+const admissionTargets = TARGETS.filter((t) => !ADMISSION_TARGETS || ADMISSION_TARGETS.includes(t.id));
 
 let idempotencyCounter = 0;
 
@@ -199,7 +202,7 @@ async function admission() {
   );
   const runs = new Map<string, Load[]>(TARGETS.map((t) => [t.id, []]));
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const target of TARGETS) {
+    for (const target of admissionTargets) {
       const r = await load(target);
       runs.get(target.id)!.push(r);
       console.log(
@@ -211,12 +214,13 @@ async function admission() {
   }
   const of = (id: string) => runs.get(id)!;
   // Ratios pair the targets of one round, so a noisy round does not pair with a quiet one.
-  const ratio = (a: string, b: string) => range(of(a).map((r, i) => (r.rps / of(b)[i]!.rps) * 100), (x) => `${x.toFixed(1)}%`);
+  const ratio = (a: string, b: string) =>
+    of(a).length === 0 || of(b).length === 0 ? '-' : range(of(a).map((r, i) => (r.rps / of(b)[i]!.rps) * 100), (x) => `${x.toFixed(1)}%`);
   console.log(`\nrelay / node ceiling:     ${ratio('relay', 'node')}`);
-  const p99 = (id: string) => range(of(id).map((r) => r.p99), (x) => `${x} ms`);
+  const p99 = (id: string) => (of(id).length === 0 ? '-' : range(of(id).map((r) => r.p99), (x) => `${x} ms`));
   console.log(`relay / sqlite ceiling:   ${ratio('relay', 'sqlite')}   (target >= 60%; delivery concurrency 8: ${ratio('relay8', 'sqlite')}, 1: ${ratio('relay1', 'sqlite')})`);
   console.log(`relay p99:                ${p99('relay')}   (target < 50 ms; delivery concurrency 8: ${p99('relay8')}, 1: ${p99('relay1')})`);
-  console.log(`relay RSS (its process):  idle ${range(of('relay').map((r) => r.idleRss), mb)}, peak ${range(of('relay').map((r) => r.peakRss), mb)}`);
+  if (of('relay').length > 0) console.log(`relay RSS (its process):  idle ${range(of('relay').map((r) => r.idleRss), mb)}, peak ${range(of('relay').map((r) => r.peakRss), mb)}`);
 }
 
 // ---------- 2. end to end ----------
@@ -246,12 +250,18 @@ async function send(t: Target, i: number, recipients: number): Promise<string> {
   return b.id as string;
 }
 
-/** Jobs not finished yet (ready or running), from the relay's own gauge. */
-async function queueDepth(t: Target): Promise<number> {
+/** Jobs waiting (ready) and in flight (running, claimed by the worker), from the relay's own gauge. */
+async function queueJobs(t: Target): Promise<{ ready: number; running: number }> {
   const text = await (await fetch(`${t.url}/metrics`)).text();
-  let depth = 0;
-  for (const m of text.matchAll(/^raven_queue_jobs\{state="(ready|running)"\} (\d+)$/gm)) depth += Number(m[2]);
-  return depth;
+  const jobs = { ready: 0, running: 0 };
+  for (const m of text.matchAll(/^raven_queue_jobs\{state="(ready|running)"\} (\d+)$/gm)) jobs[m[1] as 'ready' | 'running'] += Number(m[2]);
+  return jobs;
+}
+
+/** Jobs not finished yet (ready or running). */
+async function queueDepth(t: Target): Promise<number> {
+  const { ready, running } = await queueJobs(t);
+  return ready + running;
 }
 
 async function waitForEmptyQueue(t: Target, timeoutMs: number): Promise<boolean> {
@@ -368,15 +378,26 @@ async function e2e(recipients: number) {
 // ---------- 2b. sustained rate ----------
 async function sustained() {
   const total = SUSTAINED_RATE * SUSTAINED_SECONDS;
-  console.log(`\nsustained: ${SUSTAINED_RATE} emails/s offered for ${SUSTAINED_SECONDS} s (${total} emails x 1 recipient, sent on a fixed schedule; ${loadNow()})`);
+  console.log(
+    `\nsustained: ${SUSTAINED_RATE} emails/s offered for ${SUSTAINED_SECONDS} s (${total} emails x 1 recipient, sent on a fixed schedule, ` +
+      `after a warm-up of ${E2E_WARM_UP} not counted; ${loadNow()})`,
+  );
   const t = await startTarget('relay');
+  // A warmed relay, as the end-to-end loads (E2E_WARM_UP): a fresh one pays its JIT's first
+  // compilations in the run's first seconds, at more CPU per email than 400/s leaves room for.
+  await pool(E2E_WARM_UP, 20, (i) => send(t, i, 1));
+  await waitForEmptyQueue(t, 60_000);
   const cpu = cpuMeter(targetCpu('relay', t.child.pid));
   const ids: string[] = [];
   const depths: number[] = [];
+  // Each second: jobs waiting / in flight (the worker's claimed jobs).
+  const trace: string[] = [];
   let sending = true;
   const sampler = (async () => {
     while (sending) {
-      depths.push(await queueDepth(t).catch(() => NaN));
+      const jobs = await queueJobs(t).catch(() => ({ ready: NaN, running: NaN }));
+      depths.push(jobs.ready + jobs.running);
+      trace.push(`${jobs.ready}/${jobs.running}`);
       await new Promise((r) => setTimeout(r, 1_000));
     }
   })();
@@ -414,6 +435,7 @@ async function sustained() {
       `${drained ? `empty ${drainMs} ms later` : 'NOT empty 120 s later'}: ${maxDepth <= SUSTAINED_RATE && drained ? 'kept up' : 'fell behind'}   relay peak RSS ${mb(memory.peakRss)}`,
   );
   console.log(`  CPU over the run (share of one core, all threads): ${cpuShares}; ${loadNow()}`);
+  console.log(`  jobs waiting/in flight, each second of sending: ${trace.join(' ')}`);
 }
 
 // ---------- 2c. sink intake, and memory after many captured messages ----------

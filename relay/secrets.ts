@@ -1,21 +1,22 @@
 // Secrets at rest: API keys are stored as SHA-256 digests (they are high-entropy, so a plain
 // digest is enough) and compared in constant time; secrets the relay must read back (webhook
 // signing secrets, DKIM private keys) are encrypted with AES-256-GCM under the relay's key.
-import { createCipheriv, createDecipheriv, createHash, createPrivateKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createPrivateKey, hash, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 const MAX_OPENED_KEYS = 1_000;
 
+// One-shot digests (crypto.hash): every API request hashes its key and compares digests, and a
+// Hash object per digest cost about four times the digest itself (BENCHMARKS.md, issue 24).
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
+/** A string's SHA-256 as bytes (through a binary string: one-shot, and cheaper than a Buffer output). */
+const digestBytes = (s: string) => Buffer.from(hash('sha256', s, 'binary'), 'binary');
+
 export function constantTimeEqual(a: string, b: string): boolean {
-  const ab = Buffer.from(a, 'utf8');
-  const bb = Buffer.from(b, 'utf8');
   // Compare digests so the lengths match and the time does not depend on where they differ.
-  const da = createHash('sha256').update(ab).digest();
-  const db = createHash('sha256').update(bb).digest();
-  return timingSafeEqual(da, db) && ab.length === bb.length;
+  return timingSafeEqual(digestBytes(a), digestBytes(b)) && a.length === b.length;
 }
 
 export class SecretBox {

@@ -273,6 +273,9 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
   return outcome;
 }
 
+/** A list of mailboxes as stored: their raw forms, a JSON array. */
+const raws = (list: { raw: string }[]) => JSON.stringify(list.map((m) => m.raw));
+
 function addEmail(
   rows: BatchRows,
   key: KeyPrincipal,
@@ -281,7 +284,6 @@ function addEmail(
   suppressedReason: string | undefined,
   now: string,
 ): EmailRef {
-  const raws = (list: { raw: string }[]) => JSON.stringify(list.map((m) => m.raw));
   const status = suppressedReason === undefined ? 'queued' : 'suppressed';
   rows.emails.push({
     id: emailId,

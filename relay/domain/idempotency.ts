@@ -3,7 +3,7 @@
 // body is the same and is refused with idempotency_conflict if not; results are remembered for
 // the retention below, then forgotten by the worker's maintenance. The SQL lives in
 // storage/idempotency.ts; admission.ts decides when this rule is consulted.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ApiError, validationError } from '../errors.js';
 import type { Queryable } from '../storage/db.js';
 import { deleteExpiredIdempotencyKeys, type RememberedRow } from '../storage/idempotency.js';
@@ -25,7 +25,7 @@ export function checkIdempotencyKey(value: string | undefined): void {
 
 /** What a repeat is compared by: the canonical JSON of the body, so key order and spacing do not matter. */
 export function idempotentBodyHash(idempotencyKey: string | undefined, body: unknown): string {
-  return idempotencyKey === undefined ? '' : createHash('sha256').update(canonicalJson(body)).digest('hex');
+  return idempotencyKey === undefined ? '' : hash('sha256', canonicalJson(body), 'hex');
 }
 
 /** Keys are per project: the same key in two projects names two requests. */

@@ -111,6 +111,9 @@ function stringMap(
   return out;
 }
 
+/** The top-level field a detail names (`tags.x` -> `tags`, `to[1]` -> `to`). */
+const topField = (field: string) => field.split(/[.[]/)[0];
+
 export function parseSendRequest(body: unknown, limits: Limits): { ok: true; value: SendRequest } | { ok: false; details: ErrorDetail[] } {
   const details: ErrorDetail[] = [];
   if (!isPlainObject(body)) return { ok: false, details: [{ field: 'body', message: 'must be a JSON object' }] };
@@ -208,7 +211,6 @@ export function parseSendRequest(body: unknown, limits: Limits): { ok: true; val
 
   // A NUL or an unpaired surrogate anywhere (text and html included: such a body is not mail), in
   // a field no rule above has refused already.
-  const topField = (field: string) => field.split(/[.[]/)[0];
   for (const detail of unstorableFields(body)) {
     if (!details.some((d) => topField(d.field) === topField(detail.field))) details.push(detail);
   }

@@ -24,18 +24,35 @@ export interface RequestContext {
   readJson(maxBytes: number): Promise<unknown>;
 }
 
-export function createContext(req: IncomingMessage, url: URL, requestId: string): RequestContext {
-  let bodyPromise: Promise<Buffer> | undefined;
+// Stateless once a decode is complete (no `stream` option), so one serves every request.
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-  const singleHeader = (name: string): string | undefined => {
-    const values = req.headersDistinct[name];
+export function createContext(req: IncomingMessage, url: URL, requestId: string): RequestContext {
+  return new Context(req, url, requestId);
+}
+
+// A class rather than an object of closures: every request makes one, and its methods are then
+// shared instead of created (and, under tsx, named) per request.
+class Context implements RequestContext {
+  params: Record<string, string> = {};
+  private bodyPromise: Promise<Buffer> | undefined;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly url: URL,
+    readonly requestId: string,
+  ) {}
+
+  singleHeader(name: string): string | undefined {
+    const values = this.req.headersDistinct[name];
     if (!values) return undefined;
     if (values.length > 1) throw new ApiError('invalid_request', `The ${name} header must not be repeated.`);
     return values[0];
-  };
+  }
 
-  const readBody = (maxBytes: number): Promise<Buffer> => {
-    bodyPromise ??= new Promise<Buffer>((resolve, reject) => {
+  readBody(maxBytes: number): Promise<Buffer> {
+    const req = this.req;
+    this.bodyPromise ??= new Promise<Buffer>((resolve, reject) => {
       const declared = req.headers['content-length'];
       if (declared !== undefined && Number(declared) > maxBytes) {
         reject(tooLarge(maxBytes));
@@ -65,20 +82,20 @@ export function createContext(req: IncomingMessage, url: URL, requestId: string)
         if (!req.complete) reject(new ClientAbortedError());
       });
     });
-    return bodyPromise;
-  };
+    return this.bodyPromise;
+  }
 
-  const readJson = async (maxBytes: number): Promise<unknown> => {
-    const contentType = req.headers['content-type'] ?? '';
+  async readJson(maxBytes: number): Promise<unknown> {
+    const contentType = this.req.headers['content-type'] ?? '';
     if (!/^application\/json\s*(;|$)/i.test(contentType)) {
       // Drain the body so the connection stays usable, but never beyond the limit.
-      await readBody(maxBytes).catch(() => undefined);
+      await this.readBody(maxBytes).catch(() => undefined);
       throw new ApiError('invalid_request', 'Content-Type must be application/json.');
     }
-    const raw = await readBody(maxBytes);
+    const raw = await this.readBody(maxBytes);
     let text: string;
     try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+      text = UTF8.decode(raw);
     } catch {
       throw new ApiError('invalid_request', 'The body is not valid UTF-8.');
     }
@@ -88,9 +105,7 @@ export function createContext(req: IncomingMessage, url: URL, requestId: string)
       if (error instanceof JsonSyntaxError) throw new ApiError('invalid_request', `The body is not valid JSON: ${error.message}.`);
       throw error;
     }
-  };
-
-  return { req, url, params: {}, requestId, singleHeader, readBody, readJson };
+  }
 }
 
 /**

@@ -55,14 +55,18 @@ const STOP_TIMEOUT_MS = 10_000;
 // Dispatches kept in flight during a burst of admissions, by one of the relays in it
 // (domain/admission-load.ts)...
 const BURST_CONCURRENCY = 8;
-// ...and this many for BEHIND_HOLD_MS when the jobs claimed had waited longer than BEHIND_LAG_MS
-// since they fell due: sustained load is one long burst, and the queue must keep pace with it,
-// not absorb all of it (at 8 in flight a loaded relay delivered 30 - 60 emails/s while admitting
-// 400). Not full concurrency: a saturating burst (the admission bench) is always behind, and 64
-// in flight took a fifth of its admissions (BENCHMARKS.md, issue 24, session 8).
+// ...and this many while the queue is behind: from a claim whose oldest job had waited longer than
+// BEHIND_LAG_MS since it fell due until one whose oldest had waited under CAUGHT_UP_MS, or the queue
+// is empty. Sustained load is one long burst, and the queue must keep pace with it, not absorb
+// all of it (at 8 in flight a loaded relay delivered 30 - 60 emails/s while admitting 400). Not
+// full concurrency: a saturating burst (the admission bench) is always behind, and 64 in flight
+// took a fifth of its admissions (BENCHMARKS.md, issue 24, session 8). Behind lasts until the
+// queue has caught up, not a fixed time: when it lapsed a second after the last late claim, the
+// worker fell back to 8 with 32 in flight and claimed nothing (and so saw no lag) until 26 of them
+// had ended, while the queue kept growing (BENCHMARKS.md, issue 24, session 10).
 const BEHIND_CONCURRENCY = 32;
 const BEHIND_LAG_MS = 200;
-const BEHIND_HOLD_MS = 1_000;
+const CAUGHT_UP_MS = 50;
 
 /**
  * How many dispatches to keep in flight: all of them, unless admissions are in a burst; then this
@@ -72,9 +76,14 @@ export function inFlightLimit(concurrency: number, queueBehind: boolean, burstSh
   return burstShare(Math.min(concurrency, queueBehind ? BEHIND_CONCURRENCY : BURST_CONCURRENCY)) ?? concurrency;
 }
 
-/** Whether the oldest of the jobs just claimed had waited so long since it fell due that the queue is behind. */
-export function fallingBehind(jobs: readonly Pick<ClaimedJob, 'run_at'>[], nowMs: number): boolean {
-  return jobs.some((j) => nowMs - Date.parse(j.run_at) > BEHIND_LAG_MS);
+/**
+ * Whether the queue is behind after a claim of `jobs` (`behind`: whether it was before): it falls
+ * behind when one of them had waited more than BEHIND_LAG_MS since it fell due, and stays behind
+ * until every one had waited less than CAUGHT_UP_MS.
+ */
+export function behindAfterClaim(behind: boolean, jobs: readonly Pick<ClaimedJob, 'run_at'>[], nowMs: number): boolean {
+  const waited = Math.max(...jobs.map((j) => nowMs - Date.parse(j.run_at)));
+  return waited > BEHIND_LAG_MS || (behind && waited >= CAUGHT_UP_MS);
 }
 
 export interface Worker {
@@ -329,7 +338,7 @@ class DeliveryWorker implements Worker {
   private ticking = false;
   private again = false;
   private started = false; // after start-up recovery
-  private behindUntil = -Infinity; // performance.now() until which the queue counts as behind
+  private behind = false; // whether the queue is behind (behindAfterClaim); false once it is empty
   private maintenance!: Maintenance;
   private startup!: Promise<void>;
   private poll?: NodeJS.Timeout;
@@ -415,10 +424,14 @@ class DeliveryWorker implements Worker {
         this.again = false;
         const room = this.room();
         if (room === 0) break;
-        if (!(await hasDueJob(this.services.db, this.services.clock.iso())) || this.stopped) continue;
+        if (!(await hasDueJob(this.services.db, this.services.clock.iso()))) {
+          this.behind = false;
+          continue;
+        }
+        if (this.stopped) break;
         const jobs = await claimDueJobs(this.services, room);
         if (jobs.length === 0) continue;
-        this.noteLag(jobs);
+        this.behind = behindAfterClaim(this.behind, jobs, this.services.clock.nowMs());
         const batch = loadDispatchBatch(this.services.db, jobs.map((j) => j.email_id), PENDING_STATUSES);
         for (const job of jobs) this.begin(job, batch);
         if (jobs.length === room) this.again = true;
@@ -428,11 +441,6 @@ class DeliveryWorker implements Worker {
     } finally {
       this.ticking = false;
     }
-  }
-
-  /** More in flight during a burst for a while when the oldest job claimed had waited too long. */
-  private noteLag(jobs: ClaimedJob[]): void {
-    if (fallingBehind(jobs, this.services.clock.nowMs())) this.behindUntil = performance.now() + BEHIND_HOLD_MS;
   }
 
   /**
@@ -445,7 +453,7 @@ class DeliveryWorker implements Worker {
     // upstream is kept in flight (shared among the relays in the burst), so the CPU goes to
     // answering them and the queue absorbs the burst, unless it falls behind; full concurrency
     // returns a second after the burst.
-    const limit = inFlightLimit(this.concurrency, performance.now() < this.behindUntil, (allowance) => burstAllowance(this.services, allowance));
+    const limit = inFlightLimit(this.concurrency, this.behind, (allowance) => burstAllowance(this.services, allowance));
     const room = limit - this.inflight.size;
     if (this.stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && this.inflight.size > 0)) return 0;
     return room;

@@ -151,8 +151,8 @@ const SEARCH_FIELDS = [
 /** A gram every entry holds (searchFieldsOf's from_lc): "all entries" to the index of short terms. */
 export const EVERY_ENTRY_GRAM = ' ';
 
-/** Every distinct substring of one or two characters (code points) of each field (never across two). */
-function substringsOf(fields: readonly string[]): Set<string> {
+/** Every distinct substring of one or two characters (code points) of each field (never across two): the free-text grams (0020). */
+export function freeTextGramsOf(fields: readonly string[]): Set<string> {
   const grams = new Set<string>();
   for (const field of fields) {
     const chars = [...field];
@@ -177,9 +177,9 @@ const fieldGram = (tag: string, term: string) => `${tag}${term}`;
  * definition is the view inbox_grams_source (0025), which test/integration checks this against.
  */
 export function shortGramsOf(fields: readonly string[]): string[] {
-  const grams = [...substringsOf(fields)];
+  const grams = [...freeTextGramsOf(fields)];
   SEARCH_FIELDS.forEach(({ tag }, i) => {
-    if (tag !== undefined) for (const gram of substringsOf([fields[i]!])) grams.push(fieldGram(tag, gram));
+    if (tag !== undefined) for (const gram of freeTextGramsOf([fields[i]!])) grams.push(fieldGram(tag, gram));
   });
   return grams;
 }
@@ -259,6 +259,65 @@ export async function insertInboxEntries(tx: Queryable, entries: readonly NewInb
   return kept.map(({ seq: _s, message_id_term: _m, tag_terms: _t, ...e }) => ({ ...e, read: false }));
 }
 
+/**
+ * What finds the entries whose grams lack their fields' tagged ones (indexed before 0025): every
+ * entry indexed since holds `f: ` (from_lc holds a space), and one past PostgreSQL's limit of
+ * grams holds GRAMS_OVERFLOW (0024) whatever its fields.
+ */
+const withoutFieldGrams = (dialect: Db['dialect']) =>
+  dialect === 'postgres'
+    ? `${lexeme(EVERY_ENTRY_GRAM)} & !${lexeme(fieldGram(SEARCH_FIELDS[0].tag, EVERY_ENTRY_GRAM))} & !${lexeme(GRAMS_OVERFLOW)}`
+    : `${phrase(gramToken(EVERY_ENTRY_GRAM))} NOT ${phrase(gramToken(fieldGram(SEARCH_FIELDS[0].tag, EVERY_ENTRY_GRAM)))}`;
+
+/**
+ * Gives up to `limit` entries indexed before 0025 their fields' tagged grams (the indexer's
+ * backfill at start, oldest first, a batch a transaction between captures); returns how many it
+ * rewrote. Migration 0025's view would have cost 0.5 ms of CPU an entry on SQLite, 1.2 ms of the
+ * server's on PostgreSQL (minutes at 100,000 entries, before the relay could start); the grams
+ * computed in JS cost the writer what rewriting them does (the search bench prints it). Meanwhile
+ * the searches are exact all the same: a positive field term asks for the untagged gram, which
+ * every entry holds, and a negated one excludes only the entries holding the tagged gram (the
+ * others are instr()'s to decide).
+ */
+export async function addFieldGrams(tx: Queryable, limit: number): Promise<number> {
+  const postgres = tx.dialect === 'postgres';
+  type FieldsRow = { seq: number } & Record<'from_lc' | 'to_lc' | 'subject_lc' | 'snippet_lc', string>;
+  const rows = await tx.all<FieldsRow>(
+    postgres
+      ? `SELECT message_seq AS seq, from_lc, to_lc, subject_lc, snippet_lc FROM inbox_entries
+          WHERE short_grams @@ CAST(? AS TSQUERY) ORDER BY message_seq LIMIT ?`
+      : `SELECT e.message_seq AS seq, e.from_lc, e.to_lc, e.subject_lc, e.snippet_lc FROM inbox_grams g JOIN inbox_entries e ON e.message_seq = g.rowid
+          WHERE inbox_grams MATCH ? ORDER BY g.rowid LIMIT ?`,
+    [withoutFieldGrams(tx.dialect), limit],
+  );
+  await replaceShortGrams(
+    tx,
+    rows.map((r) => {
+      const fields = [r.from_lc, r.to_lc, r.subject_lc, r.snippet_lc];
+      return { seq: Number(r.seq), grams: postgres ? postgresGramsOf(fields) : shortGramsOf(fields) };
+    }),
+  );
+  return rows.length;
+}
+
+/** Replaces the grams the index of short terms holds for entries (addFieldGrams; the search bench's measure of their cost). */
+export async function replaceShortGrams(tx: Queryable, entries: ReadonlyArray<{ seq: number; grams: readonly string[] }>): Promise<void> {
+  for (let i = 0; i < entries.length; i += ENTRIES_PER_STATEMENT) {
+    const chunk = entries.slice(i, i + ENTRIES_PER_STATEMENT);
+    if (tx.dialect === 'postgres') {
+      await tx.run(
+        `UPDATE inbox_entries e SET short_grams = array_to_tsvector(v.grams)
+           FROM (VALUES ${chunk.map(() => '(CAST(? AS BIGINT), CAST(? AS TEXT[]))').join(', ')}) v(seq, grams) WHERE e.message_seq = v.seq`,
+        chunk.flatMap((e) => [e.seq, e.grams]),
+      );
+      continue;
+    }
+    const seqs = inValues(tx, 'rowid', chunk.map((e) => e.seq));
+    await tx.run(`DELETE FROM inbox_grams WHERE ${seqs.sql}`, seqs.params);
+    await insertRows(tx, 'inbox_grams', ['rowid', 'grams'], chunk.map((e) => ({ rowid: e.seq, grams: e.grams.map(gramToken).join(' ') })));
+  }
+}
+
 /** Trigrams index terms of three characters (code points) or more; shorter ones have their own index (0020). */
 const MIN_INDEXED_CHARS = 3;
 /** The column and the grams' tag of each field a term can name. */
@@ -297,7 +356,8 @@ export interface InboxCursor {
  * first tag: term's rows (inbox_tags) are walked; without either, the entries: by capture time
  * when a before:/after: term bounds it (inbox_by_received, from the bound: the oldest mail is a
  * lookup, not a walk past everything newer), else by the primary key (or a message-id:'s index,
- * or is:unread's partial index). Terms under three characters are instr() over the lower-cased
+ * or is:unread's partial index, or for a negated free-text term of three characters or more the
+ * narrow rows of inbox_search_text). Terms under three characters are instr() over the lower-cased
  * columns. A page stops after `limit + 1` matches.
  */
 export async function searchInbox(
@@ -313,22 +373,20 @@ export async function searchInbox(
   const instr = db.dialect === 'postgres' ? 'strpos' : 'instr';
   let trigramTerms = 0; // PostgreSQL's, which its planner may drive from
   // Terms of one or two characters (code points, as both indexes count them): the index of
-  // short terms (0020) finds the entries holding them in some field, or in the one field a
-  // from:, to: or subject: term names (its tagged grams, 0025); instr() below checks the field.
+  // short terms (0020) finds the entries holding them in some field; instr() below checks the
+  // field. (Not the field's tagged gram: an entry indexed before 0025 may not hold it yet.)
   const shortTerms: string[] = [];
   // Negated terms of one or two characters: an entry lacks the term in every field (in the one
-  // field named) exactly when its grams (that field's tagged grams) lack it, since they are every
-  // such substring of the same fields, so the index answers them too; instr() still checks each
-  // row it yields.
+  // field named) exactly when its grams (that field's tagged grams, 0025) lack it, since they are
+  // every such substring of the same fields, so the index answers them too; instr() still checks
+  // each row it yields (an entry not yet given its tagged grams is one of them).
   const lackedShortTerms: string[] = [];
-  /** A short term as the index holds it: tagged with its field's tag when it names one. */
-  const gramOf = (term: string, tag?: string) => (tag === undefined ? term : fieldGram(tag, term));
   const substringOf = (columns: string[], term: string) => {
     where.push(`(${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
     params.push(...columns.map(() => term));
   };
   const trigramTermsSqlite: Array<[string[], string]> = [];
-  const contains = (columns: string[], term: string, tag?: string) => {
+  const contains = (columns: string[], term: string) => {
     const chars = [...term].length;
     if (chars >= MIN_INDEXED_CHARS && db.dialect !== 'postgres') {
       match.push(columns.length === 1 ? `${columns[0]} : ${phrase(term)}` : phrase(term));
@@ -341,19 +399,23 @@ export async function searchInbox(
       params.push(...columns.map(() => likeSubstring(term)));
       return;
     }
-    shortTerms.push(gramOf(term, tag));
+    shortTerms.push(term);
     substringOf(columns, term);
   };
   const TEXT_COLUMNS = ['subject_lc', 'from_lc', 'to_lc', 'snippet_lc'];
+  // Negated free-text terms of three characters or more, which inbox_search_text (0026) can check
+  // (none holds its separator): when no index drives, its narrow rows are scanned instead of the entries.
+  const lackedLongTerms: string[] = [];
   // A negated longer term is checked row by row: no index lists what an entry lacks.
   const lacks = (columns: string[], term: string, tag?: string) => {
     where.push(`NOT (${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
     params.push(...columns.map(() => term));
-    if ([...term].length < MIN_INDEXED_CHARS) lackedShortTerms.push(gramOf(term, tag));
+    if ([...term].length < MIN_INDEXED_CHARS) lackedShortTerms.push(tag === undefined ? term : fieldGram(tag, term));
+    else if (columns === TEXT_COLUMNS && !term.includes(SEARCH_TEXT_SEPARATOR)) lackedLongTerms.push(term);
   };
   for (const field of ['from', 'to', 'subject'] as const) {
     const { column, tag } = FIELD_TERMS[field];
-    for (const term of search[field]) contains([column], term, tag);
+    for (const term of search[field]) contains([column], term);
     for (const term of search.exclude[field]) lacks([column], term, tag);
   }
   for (const term of search.text) contains(TEXT_COLUMNS, term);
@@ -486,6 +548,23 @@ export async function searchInbox(
       params.push(shortMatch);
     }
     sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e WHERE ${where.join(' AND ')} ORDER BY e.message_seq + 0 DESC LIMIT ?`;
+  } else if (lackedLongTerms.length > 0 && search.messageIds.length === 0 && search.unread !== true) {
+    // Negated longer free-text terms and no index to drive: proving that an entry lacks the term
+    // takes a look at it, at every entry when (almost) every one holds it (-order). The narrow
+    // rows of inbox_search_text (0026) are walked newest first and checked (SQLite: instr; on
+    // PostgreSQL LIKE, and its planner scans them and sorts what is left when its statistics say
+    // few lack the term, else walks them newest first); an entry is read only when its row lacks
+    // every term, and the checks on its own fields above stay, so the results are theirs.
+    bySeq('t.message_seq');
+    for (const term of lackedLongTerms) {
+      where.push(db.dialect === 'postgres' ? 't.text NOT LIKE ?' : 'instr(t.text, ?) = 0');
+      params.push(db.dialect === 'postgres' ? likeSubstring(term) : term);
+    }
+    // CROSS JOIN: SQLite keeps inbox_search_text as the outer loop (PostgreSQL plans it as a join).
+    sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
+             FROM inbox_search_text t CROSS JOIN inbox_entries e
+            WHERE e.message_seq = t.message_seq ${where.map((w) => `AND ${w}`).join(' ')}
+            ORDER BY t.message_seq DESC LIMIT ?`;
   } else {
     bySeq('e.message_seq');
     // The partial index serves is:unread (unless a Message-ID, rarer still, has its own); otherwise the primary key walks newest first.
@@ -495,6 +574,12 @@ export async function searchInbox(
   }
   return pageOf(await db.all<EntryRow>(sql, [...params, page.limit + 1]), page.limit);
 }
+
+/**
+ * What joins an entry's four lower-cased search fields in inbox_search_text (0026: char(1), chr(1)):
+ * a term without it matches the joined text exactly where it matches one of the fields.
+ */
+export const SEARCH_TEXT_SEPARATOR = '\u0001';
 
 /** How many of the newest entries PostgreSQL scans for text terms before its indexes find the rest. */
 const NEWEST_SCANNED = 1000;

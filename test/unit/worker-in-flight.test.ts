@@ -1,9 +1,9 @@
 // How many dispatches the worker keeps in flight (relay/queue/worker.ts): all of them, fewer while
 // admissions are in a burst (clients first), and more of those again when the queue falls behind
-// the burst (sustained load must not queue up for its whole length).
+// the burst (sustained load must not queue up for its whole length), until it has caught up.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { fallingBehind, inFlightLimit } from '../../relay/queue/worker.js';
+import { behindAfterClaim, inFlightLimit } from '../../relay/queue/worker.js';
 
 describe('the worker in flight', () => {
   test('full concurrency without a burst; 8 in a burst; 32 in a burst the queue falls behind; shared among relays', () => {
@@ -21,13 +21,18 @@ describe('the worker in flight', () => {
     assert.equal(inFlightLimit(16, true, alone), 16);
   });
 
-  test('behind when a job claimed had waited more than 200 ms since it fell due', () => {
+  test('behind from a claimed job that had waited more than 200 ms since it fell due until every one claimed had waited under 50 ms', () => {
     const now = Date.parse('2026-01-01T00:00:01.000Z');
     const due = (msAgo: number) => ({ run_at: new Date(now - msAgo).toISOString() });
-    assert.equal(fallingBehind([due(0), due(150)], now), false);
-    assert.equal(fallingBehind([due(0), due(201)], now), true);
-    assert.equal(fallingBehind([due(5_000)], now), true);
+    assert.equal(behindAfterClaim(false, [due(0), due(150)], now), false);
+    assert.equal(behindAfterClaim(false, [due(0), due(201)], now), true);
+    assert.equal(behindAfterClaim(false, [due(5_000)], now), true);
+    // Once behind, a claim of jobs that waited less than 200 ms does not end it; under 50 ms does.
+    assert.equal(behindAfterClaim(true, [due(0), due(150)], now), true);
+    assert.equal(behindAfterClaim(true, [due(60)], now), true);
+    assert.equal(behindAfterClaim(true, [due(0), due(49)], now), false);
     // A job due later than now (a test clock set back) is not behind.
-    assert.equal(fallingBehind([due(-1_000)], now), false);
+    assert.equal(behindAfterClaim(false, [due(-1_000)], now), false);
+    assert.equal(behindAfterClaim(true, [due(-1_000)], now), false);
   });
 });
