@@ -195,8 +195,10 @@ export function startInboxIndexer(services: RelayServices, options: InboxIndexer
 
   /** Entries indexed before migration 0025 get their fields' tagged grams (storage/inbox.ts: addFieldGrams). */
   async function backfillFieldGrams(): Promise<void> {
-    for (;;) {
-      if (stopped || (await db.write((tx) => addFieldGrams(tx, FIELD_GRAMS_BATCH))) < FIELD_GRAMS_BATCH) return;
+    for (let after = 0; !stopped; ) {
+      const { count, lastSeq } = await db.write((tx) => addFieldGrams(tx, FIELD_GRAMS_BATCH, after));
+      if (count < FIELD_GRAMS_BATCH) return;
+      after = lastSeq;
     }
   }
 

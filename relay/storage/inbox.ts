@@ -270,25 +270,25 @@ const withoutFieldGrams = (dialect: Db['dialect']) =>
     : `${phrase(gramToken(EVERY_ENTRY_GRAM))} NOT ${phrase(gramToken(fieldGram(SEARCH_FIELDS[0].tag, EVERY_ENTRY_GRAM)))}`;
 
 /**
- * Gives up to `limit` entries indexed before 0025 their fields' tagged grams (the indexer's
- * backfill at start, oldest first, a batch a transaction between captures); returns how many it
- * rewrote. Migration 0025's view would have cost 0.5 ms of CPU an entry on SQLite, 1.2 ms of the
+ * Gives up to `limit` entries indexed before 0025 their fields' tagged grams, from after
+ * `afterSeq` (the indexer's backfill at start, oldest first, a batch a transaction between
+ * captures); returns how many it rewrote and the last one's seq, where the next batch starts. Migration 0025's view would have cost 0.5 ms of CPU an entry on SQLite, 1.2 ms of the
  * server's on PostgreSQL (minutes at 100,000 entries, before the relay could start); the grams
  * computed in JS cost the writer what rewriting them does (the search bench prints it). Meanwhile
  * the searches are exact all the same: a positive field term asks for the untagged gram, which
  * every entry holds, and a negated one excludes only the entries holding the tagged gram (the
  * others are instr()'s to decide).
  */
-export async function addFieldGrams(tx: Queryable, limit: number): Promise<number> {
+export async function addFieldGrams(tx: Queryable, limit: number, afterSeq = 0): Promise<{ count: number; lastSeq: number }> {
   const postgres = tx.dialect === 'postgres';
   type FieldsRow = { seq: number } & Record<'from_lc' | 'to_lc' | 'subject_lc' | 'snippet_lc', string>;
   const rows = await tx.all<FieldsRow>(
     postgres
       ? `SELECT message_seq AS seq, from_lc, to_lc, subject_lc, snippet_lc FROM inbox_entries
-          WHERE short_grams @@ CAST(? AS TSQUERY) ORDER BY message_seq LIMIT ?`
+          WHERE short_grams @@ CAST(? AS TSQUERY) AND message_seq > ? ORDER BY message_seq LIMIT ?`
       : `SELECT e.message_seq AS seq, e.from_lc, e.to_lc, e.subject_lc, e.snippet_lc FROM inbox_grams g JOIN inbox_entries e ON e.message_seq = g.rowid
-          WHERE inbox_grams MATCH ? ORDER BY g.rowid LIMIT ?`,
-    [withoutFieldGrams(tx.dialect), limit],
+          WHERE inbox_grams MATCH ? AND g.rowid > ? ORDER BY g.rowid LIMIT ?`,
+    [withoutFieldGrams(tx.dialect), afterSeq, limit],
   );
   await replaceShortGrams(
     tx,
@@ -297,7 +297,7 @@ export async function addFieldGrams(tx: Queryable, limit: number): Promise<numbe
       return { seq: Number(r.seq), grams: postgres ? postgresGramsOf(fields) : shortGramsOf(fields) };
     }),
   );
-  return rows.length;
+  return { count: rows.length, lastSeq: rows.length === 0 ? afterSeq : Number(rows[rows.length - 1]!.seq) };
 }
 
 /** Replaces the grams the index of short terms holds for entries (addFieldGrams; the search bench's measure of their cost). */
@@ -325,6 +325,9 @@ const FIELD_TERMS = { from: SEARCH_FIELDS[0], to: SEARCH_FIELDS[1], subject: SEA
 
 /** A LIKE pattern matching `term` anywhere: its own %, _ and \ escaped (PostgreSQL's default escape is \). */
 const likeSubstring = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** A GLOB pattern matching `term` anywhere (SQLite): its own *, ? and [ each in a class of its own. */
+const globSubstring = (term: string) => `*${term.replace(/[*?[]/g, (c) => `[${c}]`)}*`;
 
 /** An FTS5 phrase: the term in double quotes, its own quotes doubled. */
 const phrase = (term: string) => `"${term.replace(/"/g, '""')}"`;
@@ -404,14 +407,15 @@ export async function searchInbox(
   };
   const TEXT_COLUMNS = ['subject_lc', 'from_lc', 'to_lc', 'snippet_lc'];
   // Negated free-text terms of three characters or more, which inbox_search_text (0026) can check
-  // (none holds its separator): when no index drives, its narrow rows are scanned instead of the entries.
+  // (none holds its separator, char(1), nor a NUL, where SQLite's GLOB stops reading): when no
+  // index drives, its narrow rows are scanned instead of the entries.
   const lackedLongTerms: string[] = [];
   // A negated longer term is checked row by row: no index lists what an entry lacks.
   const lacks = (columns: string[], term: string, tag?: string) => {
     where.push(`NOT (${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
     params.push(...columns.map(() => term));
     if ([...term].length < MIN_INDEXED_CHARS) lackedShortTerms.push(tag === undefined ? term : fieldGram(tag, term));
-    else if (columns === TEXT_COLUMNS && !term.includes(SEARCH_TEXT_SEPARATOR)) lackedLongTerms.push(term);
+    else if (columns === TEXT_COLUMNS && !term.includes(SEARCH_TEXT_SEPARATOR) && !term.includes('\u0000')) lackedLongTerms.push(term);
   };
   for (const field of ['from', 'to', 'subject'] as const) {
     const { column, tag } = FIELD_TERMS[field];
@@ -536,13 +540,8 @@ export async function searchInbox(
     // the order is hidden from the planner (+ 0) so that the indexes find every match, then sorted:
     // short terms, negated or not, through the GIN index of short_grams as a tsvector (0024).
     bySeq('e.message_seq');
-    const newest = await db.all<EntryRow>(
-      `SELECT ${ENTRY_COLUMNS} FROM (SELECT * FROM inbox_entries ${page.before === undefined ? '' : 'WHERE message_seq < ?'}
-                                      ORDER BY message_seq DESC LIMIT ${NEWEST_SCANNED}) e
-        WHERE ${where.join(' AND ')} ORDER BY e.message_seq DESC LIMIT ?`,
-      [...(page.before === undefined ? [] : [page.before.seq]), ...params, page.limit + 1],
-    );
-    if (newest.length > page.limit) return pageOf(newest, page.limit);
+    const newest = await newestPage(db, where, params, page);
+    if (newest) return newest;
     if (shortIndexed) {
       where.push('e.short_grams @@ CAST(? AS TSQUERY)');
       params.push(shortMatch);
@@ -551,20 +550,27 @@ export async function searchInbox(
   } else if (lackedLongTerms.length > 0 && search.messageIds.length === 0 && search.unread !== true) {
     // Negated longer free-text terms and no index to drive: proving that an entry lacks the term
     // takes a look at it, at every entry when (almost) every one holds it (-order). The narrow
-    // rows of inbox_search_text (0026) are walked newest first and checked (SQLite: instr; on
-    // PostgreSQL LIKE, and its planner scans them and sorts what is left when its statistics say
-    // few lack the term, else walks them newest first); an entry is read only when its row lacks
-    // every term, and the checks on its own fields above stay, so the results are theirs.
-    bySeq('t.message_seq');
+    // rows of inbox_search_text (0026) are checked instead (SQLite: GLOB, walked newest first;
+    // PostgreSQL: LIKE), and an entry is read only when its row lacks every term; the checks on
+    // its own fields above stay, so the results are theirs. PostgreSQL, as for text terms above:
+    // the newest entries first, then the order hidden from its planner, which scans the narrow
+    // rows and sorts what is left (it would walk them newest first by the primary key when its
+    // statistics say many lack the term, all of them when those are only the oldest).
+    if (db.dialect === 'postgres') {
+      bySeq('e.message_seq');
+      const newest = await newestPage(db, where, params, page);
+      if (newest) return newest;
+    } else bySeq('t.message_seq');
+    // SQLite's GLOB (case-sensitive, as LIKE is on PostgreSQL) costs 15 ms of CPU at 100,000 rows where instr costs 21 to 32.
     for (const term of lackedLongTerms) {
-      where.push(db.dialect === 'postgres' ? 't.text NOT LIKE ?' : 'instr(t.text, ?) = 0');
-      params.push(db.dialect === 'postgres' ? likeSubstring(term) : term);
+      where.push(db.dialect === 'postgres' ? 't.text NOT LIKE ?' : 't.text NOT GLOB ?');
+      params.push(db.dialect === 'postgres' ? likeSubstring(term) : globSubstring(term));
     }
     // CROSS JOIN: SQLite keeps inbox_search_text as the outer loop (PostgreSQL plans it as a join).
     sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
              FROM inbox_search_text t CROSS JOIN inbox_entries e
             WHERE e.message_seq = t.message_seq ${where.map((w) => `AND ${w}`).join(' ')}
-            ORDER BY t.message_seq DESC LIMIT ?`;
+            ORDER BY t.message_seq ${db.dialect === 'postgres' ? '+ 0 ' : ''}DESC LIMIT ?`;
   } else {
     bySeq('e.message_seq');
     // The partial index serves is:unread (unless a Message-ID, rarer still, has its own); otherwise the primary key walks newest first.
@@ -583,6 +589,22 @@ export const SEARCH_TEXT_SEPARATOR = '\u0001';
 
 /** How many of the newest entries PostgreSQL scans for text terms before its indexes find the rest. */
 const NEWEST_SCANNED = 1000;
+
+/** PostgreSQL: the page among the NEWEST_SCANNED newest entries (after the cursor), when they fill it. */
+async function newestPage(
+  db: Pick<Db, 'all'>,
+  where: readonly string[],
+  params: readonly unknown[],
+  page: { before?: InboxCursor; limit: number },
+): Promise<{ entries: InboxEntry[]; next: InboxCursor | null } | undefined> {
+  const newest = await db.all<EntryRow>(
+    `SELECT ${ENTRY_COLUMNS} FROM (SELECT * FROM inbox_entries ${page.before === undefined ? '' : 'WHERE message_seq < ?'}
+                                    ORDER BY message_seq DESC LIMIT ${NEWEST_SCANNED}) e
+      WHERE ${where.join(' AND ')} ORDER BY e.message_seq DESC LIMIT ?`,
+    [...(page.before === undefined ? [] : [page.before.seq]), ...params, page.limit + 1],
+  );
+  return newest.length > page.limit ? pageOf(newest, page.limit) : undefined;
+}
 
 /** How many matches of an FTS5 query are counted, at most, to tell which index is the rarer. */
 const PROBE_MATCHES = 1000;
