@@ -1,7 +1,7 @@
 // Emails and their recipients.
 import type { RecipientOutcome } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
-import { bySize, insertRows, insertValues, MAX_STATEMENT_BYTES, runWithRows } from './rows.js';
+import { bySize, insertRows, insertValues, MAX_STATEMENT_BYTES, runWithRows, SQLITE_ROWS } from './rows.js';
 
 export interface EmailSummaryRow {
   seq: number;
@@ -174,7 +174,7 @@ export function insertRecipients(tx: Queryable, rows: readonly NewRecipientRow[]
     `${head}
      SELECT value->>'email_id', (SELECT seq FROM emails WHERE id = value->>'email_id'), CAST(value->>'position' AS INTEGER),
             value->>'address', value->>'address_lc', value->>'type', value->>'status', value->>'updated_at'
-       FROM json_each(?)`,
+       FROM ${SQLITE_ROWS}`,
     rows,
   );
 }

@@ -41,6 +41,16 @@ export async function runWithRows(tx: Queryable, sql: string, rows: readonly obj
   for (const chunk of bySize(json, (j) => j.length + 1, MAX_STATEMENT_BYTES)) await tx.run(sql, [`[${chunk.join(',')}]`]);
 }
 
+/**
+ * The rows of a JSON array parameter as SQLite reads them field by field (a multi-row INSERT,
+ * pairs of keys): `jsonb_each` hands each row over in SQLite's binary JSON, so each
+ * `value->>'column'` reads it as it is, where `json_each` renders every row as text and the first
+ * `->>` of each row parses that text again. A 21-column email row cost 28 – 34 us of the sqlite3
+ * thread that way, 17 – 20 this way (BENCHMARKS.md, issue 24, session 10); the values read are
+ * the same. SQLite only: PostgreSQL takes multi-row VALUES and arrays.
+ */
+export const SQLITE_ROWS = 'jsonb_each(?)';
+
 /** A row to insert: a value for each of its columns, by column name. */
 export type ColumnValues<C extends string> = { readonly [K in C]: unknown };
 
@@ -65,7 +75,7 @@ export async function insertRows<C extends string>(
   const values = columns.map((c) => `value->>'${c}'`).join(', ');
   // WHERE true: without it SQLite would read ON CONFLICT as part of the SELECT's join.
   // A field left undefined is absent from the JSON, which reads as NULL.
-  await runWithRows(tx, `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values} FROM json_each(?) WHERE true ${onConflict}`, rows);
+  await runWithRows(tx, `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values} FROM ${SQLITE_ROWS} WHERE true ${onConflict}`, rows);
 }
 
 /**
@@ -126,7 +136,7 @@ export function inTextPairs(q: Pick<Queryable, 'dialect'>, columns: readonly [st
   const [a, b] = columns;
   return q.dialect === 'postgres'
     ? { sql: `(${a}, ${b}) IN (SELECT * FROM unnest(?::text[], ?::text[]))`, params: [pairs.map((p) => p[0]), pairs.map((p) => p[1])] }
-    : { sql: `(${a}, ${b}) IN (SELECT value->>0, value->>1 FROM json_each(?))`, params: [JSON.stringify(pairs)] };
+    : { sql: `(${a}, ${b}) IN (SELECT value->>0, value->>1 FROM ${SQLITE_ROWS})`, params: [JSON.stringify(pairs)] };
 }
 
 /**
