@@ -20,10 +20,10 @@ import { ApiError, validationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
-import { allStatements, readTogether } from '../storage/rows.js';
+import { allStatements, readTogether, type Read } from '../storage/rows.js';
 import { verifiedDomainsOf } from '../storage/domains.js';
 import { insertEmails, insertRecipients, insertSubmissions, type NewEmailRow, type NewRecipientRow } from '../storage/emails.js';
-import { takeCounters, type RateWindowRef } from '../storage/counters.js';
+import { takeCounters, type CounterRow, type RateWindowRef } from '../storage/counters.js';
 import { idempotencyLock, insertIdempotencyRows, rememberedResults, type NewRememberedRow } from '../storage/idempotency.js';
 import { insertReadyJobs, type NewJob } from '../storage/jobs.js';
 import { suppressionsOf } from '../storage/suppressions.js';
@@ -119,31 +119,33 @@ function rateWindowsOf(services: RelayServices, items: Admission[]): RateWindowR
   return [...windows.values()];
 }
 
-/** What the batch needs to know from the database besides its counters, read once for all its admissions. */
-async function readState(tx: Queryable, items: Admission[]) {
+/** What the batch needs to know from the database, read once for all its admissions, in one trip with its counters. */
+async function readState(tx: Queryable, items: Admission[], counters: Read<CounterRow>) {
   const idempotencyKeys = items.flatMap((a) => (a.idempotencyKey === undefined ? [] : [[a.key.projectId, a.idempotencyKey] as const]));
   // Across relays on one database, the keys this batch decides on are its own until it commits
   // (taken in one order, so two batches never wait on each other in a circle).
   await tx.lock(unique(idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key))).sort());
-  // One trip for the three (storage/rows.ts readTogether).
-  const [remembered, domains, suppressions] = await readTogether(tx, [
+  // One trip for the four (storage/rows.ts readTogether).
+  const [remembered, domains, suppressions, held] = await readTogether(tx, [
     rememberedResults(tx, idempotencyKeys),
     verifiedDomainsOf(tx, unique(items.map((a) => a.key.projectId))),
     suppressionsOf(tx, items.flatMap((a) => allRecipients(a.request).map((r) => [a.key.workspaceId, r.mailbox.address.toLowerCase()] as const))),
+    counters,
   ] as const);
   const verified = new Map<string, Set<string>>();
   for (const d of domains) {
     const names = verified.get(d.project_id) ?? new Set<string>();
     verified.set(d.project_id, names.add(d.name));
   }
-  return {
+  const state = {
     remembered: new Map<string, Remembered>(remembered.map((r) => [idempotencyScope(r.project_id, r.key), r])),
     verified,
     suppressed: new Map(suppressions.map((s) => [suppressionScope(s.workspace_id, s.address_lc), s.reason])),
   };
+  return [state, held] as const;
 }
 
-type BatchState = Awaited<ReturnType<typeof readState>> & { quota: QuotaCounts };
+type BatchState = Awaited<ReturnType<typeof readState>>[0] & { quota: QuotaCounts };
 
 
 /** The rows a batch writes, gathered while its admissions are decided. */
@@ -172,11 +174,14 @@ class BatchRows {
 async function admitBatch(services: RelayServices, tx: Queryable, items: Admission[]): Promise<Array<PromiseSettledResult<Admitted>>> {
   const windows = rateWindowsOf(services, items);
   const counters = { windows, usageScopes: unique(items.flatMap((a) => chargedScopes(a.key))), nowMs: () => services.clock.nowMs() };
-  const taken = await takeCounters(services.db, tx, counters, () => readState(tx, items), (held, read, nowMs) => {
-    // Where the database keeps the rate windows, the limiter decides on what it holds.
+  const taken = await takeCounters(services.db, tx, counters, (held) => readState(tx, items, held), (held, read, nowMs) => {
+    // This may run twice (storage/counters.ts): each run starts from what was read, keeping
+    // nothing of the one before (a key remembered by its first run would replay an email never
+    // written).
     services.rateLimiter.drainRecorded();
+    // Where the database keeps the rate windows, the limiter decides on what it holds.
     if (held.rate) for (const w of windows) services.rateLimiter.adopt(w.scope, held.rate.get(w.scope) ?? []);
-    const state: BatchState = { ...read, quota: { used: held.used, charges: new Map(), caps: new Map() } };
+    const state: BatchState = { ...read, remembered: new Map(read.remembered), quota: { used: new Map(held.used), charges: new Map(), caps: new Map() } };
     const rows = new BatchRows();
     const decided = items.map((item): PromiseSettledResult<{ result: AdmissionResult; event?: number }> => {
       try {

@@ -418,17 +418,19 @@ class DeliveryWorker implements Worker {
     }
     this.ticking = true;
     try {
+      // `continue` after a read, not `break`: a kick that came while it ran (a job committed after
+      // it looked) is honoured by the loop's condition instead of waiting for the poll.
       do {
         this.again = false;
         const room = this.room();
         if (room === 0) break;
         if (!(await hasDueJob(this.services.db, this.services.clock.iso()))) {
           this.behind = false;
-          break;
+          continue;
         }
         if (this.stopped) break;
         const jobs = await claimDueJobs(this.services, room);
-        if (jobs.length === 0) break;
+        if (jobs.length === 0) continue;
         this.behind = behindAfterClaim(this.behind, jobs, this.services.clock.nowMs());
         const batch = loadDispatchBatch(this.services.db, jobs.map((j) => j.email_id), PENDING_STATUSES);
         for (const job of jobs) this.begin(job, batch);

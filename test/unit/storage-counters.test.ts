@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Queryable } from '../../relay/storage/db.js';
-import { takeCounters } from '../../relay/storage/counters.js';
+import { takeCounters, type CounterRow } from '../../relay/storage/counters.js';
 import { tempDatabase } from '../helpers/temp-database.js';
 
 const database = tempDatabase('raven-counters-');
@@ -15,7 +15,7 @@ async function charge(tx: Queryable, recipients: number): Promise<{ used: number
     database(),
     tx,
     { windows: [], usageScopes: ['ws_counters'], nowMs: () => Date.now() },
-    async () => 'the batch read',
+    async (counters) => ['the batch read', await tx.all<CounterRow>(counters.sql, counters.params)] as const,
     (state, read) => ({ value: { used: state.used.get('ws_counters') ?? 0, read }, rate: [], usage: [{ scope: 'ws_counters', cap: null, recipients }] }),
   );
   await taken.confirm(tx);
