@@ -57,7 +57,7 @@ export const CASES: Array<[string, string]> = [
   ['-free text, longer (one excluded)', '-"order 4242."'],
   ['-free text, longer (none excluded)', '-no-such-text'],
   ['-free text, longer, and is:read (all excluded)', '-order is:read'],
-  // Negated field terms of three characters or more: checked on each entry's fields.
+  // Negated field terms of three characters or more: checked in inbox_search_fields' narrow rows (0028).
   ['-from:, longer (none excluded)', '-from:order'],
   ['-subject:, longer (all excluded: a scan)', '-subject:receipt'],
   ['-to:, longer (all excluded: a scan)', '-to:example'],

@@ -359,8 +359,8 @@ export interface InboxCursor {
  * first tag: term's rows (inbox_tags) are walked; without either, the entries: by capture time
  * when a before:/after: term bounds it (inbox_by_received, from the bound: the oldest mail is a
  * lookup, not a walk past everything newer), else by the primary key (or a message-id:'s index,
- * or is:unread's partial index, or for a negated free-text term of three characters or more the
- * narrow rows of inbox_search_text). Terms under three characters are instr() over the lower-cased
+ * or is:unread's partial index, or for a negated term of three characters or more the narrow
+ * rows of inbox_search_text). Terms under three characters are instr() over the lower-cased
  * columns. A page stops after `limit + 1` matches.
  */
 export async function searchInbox(
@@ -407,16 +407,20 @@ export async function searchInbox(
     substringOf(columns, term);
   };
   const TEXT_COLUMNS = ['subject_lc', 'from_lc', 'to_lc', 'snippet_lc'];
-  // Negated free-text terms of three characters or more, which inbox_search_text (0026) can check
-  // (none holds its separator, char(1), nor a NUL, where SQLite's GLOB stops reading): when no
-  // index drives, its narrow rows are scanned instead of the entries.
-  const lackedLongTerms: string[] = [];
+  // Negated terms of three characters or more, which narrow rows can check: free text in
+  // inbox_search_text's joined fields (0026; none holds their separator, char(1)), a field term in
+  // its column of inbox_search_fields (0028); none holds a NUL, where SQLite's GLOB stops reading.
+  // When no index drives, those rows are scanned instead of the entries.
+  const lackedLongTerms: Array<{ column: string; term: string }> = [];
   // A negated longer term is checked row by row: no index lists what an entry lacks.
   const lacks = (columns: string[], term: string, tag?: string) => {
     where.push(`NOT (${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
     params.push(...columns.map(() => term));
     if ([...term].length < MIN_INDEXED_CHARS) lackedShortTerms.push(tag === undefined ? term : fieldGram(tag, term));
-    else if (columns === TEXT_COLUMNS && !term.includes(SEARCH_TEXT_SEPARATOR) && !term.includes('\u0000')) lackedLongTerms.push(term);
+    else if (term.includes('\u0000')) return;
+    else if (columns === TEXT_COLUMNS) {
+      if (!term.includes(SEARCH_TEXT_SEPARATOR)) lackedLongTerms.push({ column: 'text', term });
+    } else lackedLongTerms.push({ column: columns[0]!, term });
   };
   for (const field of ['from', 'to', 'subject'] as const) {
     const { column, tag } = FIELD_TERMS[field];
@@ -548,29 +552,37 @@ export async function searchInbox(
     }
     sql = `SELECT ${ENTRY_COLUMNS} FROM inbox_entries e WHERE ${where.join(' AND ')} ORDER BY e.message_seq + 0 DESC LIMIT ?`;
   } else if (lackedLongTerms.length > 0 && search.messageIds.length === 0 && search.unread !== true) {
-    // Negated longer free-text terms and no index to drive: proving that an entry lacks the term
-    // takes a look at it, at every entry when (almost) every one holds it (-order). The narrow
-    // rows of inbox_search_text (0026) are checked instead (SQLite: GLOB, walked newest first;
+    // Negated longer terms and no index to drive: proving that an entry lacks the term takes a
+    // look at it, at every entry when (almost) every one holds it (-order, -subject:receipt). The
+    // narrow rows are checked instead, free text in inbox_search_text (0026), a field term in its
+    // column of inbox_search_fields (0028; the narrower, walked first when there are both kinds)
+    // (SQLite: GLOB, walked newest first;
     // PostgreSQL: LIKE), and an entry is read only when its row lacks every term; the checks on
     // its own fields above stay, so the results are theirs. PostgreSQL, as for text terms above:
     // the newest entries first, then the order hidden from its planner, which scans the narrow
     // rows and sorts what is left (it would walk them newest first by the primary key when its
     // statistics say many lack the term, all of them when those are only the oldest).
+    const narrow = [
+      ...(lackedLongTerms.some((l) => l.column !== 'text') ? [{ table: 'inbox_search_fields', alias: 'f' }] : []),
+      ...(lackedLongTerms.some((l) => l.column === 'text') ? [{ table: 'inbox_search_text', alias: 't' }] : []),
+    ];
+    const outer = narrow[0]!.alias;
     if (db.dialect === 'postgres') {
       bySeq('e.message_seq');
       const newest = await newestPage(db, where, params, page);
       if (newest) return newest;
-    } else bySeq('t.message_seq');
+    } else bySeq(`${outer}.message_seq`);
     // SQLite's GLOB (case-sensitive, as LIKE is on PostgreSQL) costs 15 ms of CPU at 100,000 rows where instr costs 21 to 32.
-    for (const term of lackedLongTerms) {
-      where.push(db.dialect === 'postgres' ? 't.text NOT LIKE ?' : 't.text NOT GLOB ?');
+    for (const { column, term } of lackedLongTerms) {
+      const alias = column === 'text' ? 't' : 'f';
+      where.push(db.dialect === 'postgres' ? `${alias}.${column} NOT LIKE ?` : `${alias}.${column} NOT GLOB ?`);
       params.push(db.dialect === 'postgres' ? likeSubstring(term) : globSubstring(term));
     }
-    // CROSS JOIN: SQLite keeps inbox_search_text as the outer loop (PostgreSQL plans it as a join).
+    // CROSS JOIN: SQLite keeps the narrow rows as the outer loops, in this order (PostgreSQL plans it as a join).
     sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
-             FROM inbox_search_text t CROSS JOIN inbox_entries e
-            WHERE e.message_seq = t.message_seq ${where.map((w) => `AND ${w}`).join(' ')}
-            ORDER BY t.message_seq ${db.dialect === 'postgres' ? '+ 0 ' : ''}DESC LIMIT ?`;
+             FROM ${narrow.map((n) => `${n.table} ${n.alias} CROSS JOIN `).join('')}inbox_entries e
+            WHERE ${['e', ...narrow.slice(1).map((n) => n.alias)].map((a) => `${a}.message_seq = ${outer}.message_seq`).join(' AND ')} ${where.map((w) => `AND ${w}`).join(' ')}
+            ORDER BY ${outer}.message_seq ${db.dialect === 'postgres' ? '+ 0 ' : ''}DESC LIMIT ?`;
   } else {
     bySeq('e.message_seq');
     // The partial index serves is:unread (unless a Message-ID, rarer still, has its own); otherwise the primary key walks newest first.
