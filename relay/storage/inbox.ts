@@ -388,12 +388,13 @@ export async function searchInbox(
     where.push(`(${columns.map((c) => `${instr}(e.${c}, ?) > 0`).join(' OR ')})`);
     params.push(...columns.map(() => term));
   };
-  const trigramTermsSqlite: Array<[string[], string]> = [];
   const contains = (columns: string[], term: string) => {
     const chars = [...term].length;
     if (chars >= MIN_INDEXED_CHARS && db.dialect !== 'postgres') {
+      // FTS5's trigram tokenizer folds case by Unicode (`sun` finds "ſun", `σ` finds "ς"); instr()
+      // over the lower-cased columns decides, as LIKE does on PostgreSQL, so both backends agree.
       match.push(columns.length === 1 ? `${columns[0]} : ${phrase(term)}` : phrase(term));
-      trigramTermsSqlite.push([columns, term]);
+      substringOf(columns, term);
       return;
     }
     if (chars >= MIN_INDEXED_CHARS) {
@@ -490,7 +491,6 @@ export async function searchInbox(
     const grams = await matchesUpTo(db, 'inbox_grams', shortMatch);
     if (grams === 0) return noShortMatch;
     if (grams < (await matchesUpTo(db, 'inbox_search', match.join(' AND ')))) {
-      for (const [columns, term] of trigramTermsSqlite) substringOf(columns, term);
       match.length = 0;
     }
   }

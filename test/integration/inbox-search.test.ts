@@ -597,6 +597,13 @@ describe('negated free-text terms of three characters or more (migration 0026: n
     assert.deepEqual(await subjects('-straße'), ['Weather report', '\u212Aelvin CAFÉ']);
     assert.deepEqual(await subjects('-strasse'), all);
     assert.deepEqual(await subjects('-zoë'), ['Weather report', '\u212Aelvin CAFÉ']);
+    // The positive terms match the same lower-cased text (FTS5 alone folds ſ to s and ς to σ on SQLite).
+    assert.deepEqual(await subjects('sun'), []);
+    assert.deepEqual(await subjects('ſun'), ['Weather report']);
+    assert.deepEqual(await subjects('"and σ"'), []);
+    assert.deepEqual(await subjects('"and ς"'), ['Weather report']);
+    assert.deepEqual(await subjects('subject:elvin'), ['\u212Aelvin CAFÉ']);
+    assert.deepEqual(await subjects('strasse'), []);
     // GLOB's (SQLite) and LIKE's (PostgreSQL) special characters match themselves.
     for (const term of ['[ok]', '[ok', 'ok]', '*x*', '?y ', '5% ', 'a_b', '\\z']) assert.deepEqual(await subjects(`-"${term}"`), ['Order shipped', '\u212Aelvin CAFÉ'], term);
     for (const term of ['o*d', 'o?d', '[xo]rder', 'o%d', 'o_d', '\\rder']) assert.deepEqual(await subjects(`-"${term}"`), all, term);
