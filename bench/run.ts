@@ -29,6 +29,7 @@ const CLI_RUNS = Number(process.env.BENCH_CLI_RUNS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const READS_EMAILS = Number(process.env.BENCH_READS_EMAILS ?? 100_000);
 const READS_SAMPLES = Number(process.env.BENCH_READS_SAMPLES ?? 300);
+const METRICS_SCRAPES = 20;
 const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 400);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const SINK_N = Number(process.env.BENCH_SINK_N ?? 3_000);
@@ -798,6 +799,16 @@ async function reads(emails: number) {
     }
     console.log(`${name.padEnd(38)} ${figures.join('   ')}`);
   }
+  // GET /metrics: the relay's CPU per scrape. The first reads the reputation rates (the last 30
+  // days' recipients), which the relay then keeps a minute; the gauges are counted at each.
+  const scrape = async () => (await fetch(`${t.url}/metrics`)).text();
+  const firstCpu = cpuMeter(targetCpu('relay', t.child.pid));
+  await scrape();
+  const first = firstCpu({ n: 1, unit: 'scrape' });
+  const scrapesCpu = cpuMeter(targetCpu('relay', t.child.pid));
+  for (let i = 0; i < METRICS_SCRAPES; i++) await scrape();
+  console.log(`GET /metrics, the first scrape (reads the reputation rates): ${first}`);
+  console.log(`GET /metrics, ${METRICS_SCRAPES} scrapes within the minute after it: ${scrapesCpu({ n: METRICS_SCRAPES, unit: 'scrape' })}`);
   const end = await stopTarget(t);
   console.log(`relay RSS after the reads ${mb(end.rss)} (peak ${mb(end.peakRss)})`);
 }

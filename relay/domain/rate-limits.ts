@@ -35,10 +35,19 @@ export interface RateEntry {
 }
 
 interface Held {
-  /** Oldest first (an entry recorded out of order lingers until those before it go: counted longer, never less). */
+  /**
+   * Oldest first from `first` on (an entry recorded out of order lingers until those before it go:
+   * counted longer, never less). Entries before `first` have slid out; they are cut off only now and
+   * then, not by a splice per request, which moved the whole window's entries every time (a
+   * window of a busy key holds one entry per millisecond).
+   */
   entries: RateEntry[];
+  first: number;
   total: number;
 }
+
+/** Slid-out entries are cut off once there are this many and they are half the array. */
+const COMPACT_AT = 256;
 
 export class RateLimiter {
   private readonly scopes = new Map<string, Held>();
@@ -72,10 +81,15 @@ export class RateLimiter {
   /** The scope's entries that still count at nowMs (older ones are forgotten). */
   private live(scope: string, windowMs: number, nowMs: number): Held {
     let held = this.scopes.get(scope);
-    if (!held) this.scopes.set(scope, (held = { entries: [], total: 0 }));
-    let drop = 0;
-    while (drop < held.entries.length && held.entries[drop]!.atMs <= nowMs - windowMs) held.total -= held.entries[drop++]!.hits;
-    if (drop > 0) held.entries.splice(0, drop);
+    if (!held) this.scopes.set(scope, (held = { entries: [], first: 0, total: 0 }));
+    const { entries } = held;
+    let first = held.first;
+    while (first < entries.length && entries[first]!.atMs <= nowMs - windowMs) held.total -= entries[first++]!.hits;
+    if (first >= COMPACT_AT && first * 2 >= entries.length) {
+      held.entries = entries.slice(first);
+      first = 0;
+    }
+    held.first = first;
     return held;
   }
 
@@ -88,7 +102,8 @@ export class RateLimiter {
       // Free again when enough of the oldest entries have slid out for one more hit.
       let counted = held.total;
       let freeAt = nowMs;
-      for (const e of held.entries) {
+      for (let i = held.first; i < held.entries.length; i++) {
+        const e = held.entries[i]!;
         if (counted < w.limit) break;
         counted -= e.hits;
         freeAt = e.atMs + w.windowMs;
@@ -102,7 +117,7 @@ export class RateLimiter {
   record(key: KeyPrincipal, nowMs: number): void {
     for (const w of this.windows(key)) {
       const held = this.live(w.scope, w.windowMs, nowMs);
-      const last = held.entries[held.entries.length - 1];
+      const last = held.entries.length > held.first ? held.entries[held.entries.length - 1] : undefined;
       if (last !== undefined && last.atMs === nowMs) last.hits++;
       else held.entries.push({ atMs: nowMs, hits: 1 });
       held.total++;
@@ -113,7 +128,7 @@ export class RateLimiter {
   /** Takes the entries another store holds for a scope in place of this one's. */
   adopt(scope: string, entries: readonly RateEntry[]): void {
     const sorted = entries.map((e) => ({ ...e })).sort((a, b) => a.atMs - b.atMs);
-    this.scopes.set(scope, { entries: sorted, total: sorted.reduce((n, e) => n + e.hits, 0) });
+    this.scopes.set(scope, { entries: sorted, first: 0, total: sorted.reduce((n, e) => n + e.hits, 0) });
   }
 
   /** The hits recorded per scope since the last call (what a shared store is charged). */

@@ -2,10 +2,11 @@
 // read from the database, counters from relay/metrics.ts).
 import type { RelayServices } from '../services.js';
 import { gauges, ping } from '../storage/ops.js';
-import { reputation } from '../domain/reputation.js';
+import { recentReputation, type WorkspaceReputation } from '../domain/reputation.js';
 import type { Handler } from './router.js';
 
 export function opsHandlers(s: RelayServices) {
+  const rates = recentReputation(s);
   return {
     livez: async () => ({ status: 200, body: { status: 'ok' } }),
     readyz: async () => {
@@ -18,14 +19,15 @@ export function opsHandlers(s: RelayServices) {
     },
     metrics: async () => ({
       status: 200,
-      raw: { contentType: 'text/plain; version=0.0.4; charset=utf-8', data: await renderMetrics(s) },
+      raw: { contentType: 'text/plain; version=0.0.4; charset=utf-8', data: await renderMetrics(s, rates) },
     }),
   } satisfies Record<string, Handler>;
 }
 
-async function renderMetrics(s: RelayServices): Promise<string> {
-  const [{ jobs, emails, webhookDeliveries: deliveries, domains }, workspaces] = await Promise.all([gauges(s.db), reputation(s)]);
-  // Per workspace (no project label) and per project, each window: sent in the last 1, 7 or 30 days.
+async function renderMetrics(s: RelayServices, recent: () => Promise<WorkspaceReputation[]>): Promise<string> {
+  const [{ jobs, emails, webhookDeliveries: deliveries, domains }, workspaces] = await Promise.all([gauges(s.db), recent()]);
+  // Per workspace (no project label) and per project, each window: sent in the last 1, 7 or 30 days
+  // (read at most once a minute: REPUTATION_METRICS_MAX_AGE_MS).
   const rates = (metric: 'bounce_rate' | 'complaint_rate') =>
     workspaces.flatMap((w) => [
       ...w.windows.map((win) => `raven_${metric}{workspace="${w.workspace_id}",window="${win.days}d"} ${win[metric]}`),
@@ -44,10 +46,10 @@ async function renderMetrics(s: RelayServices): Promise<string> {
     '# HELP raven_domains Connected domains by status (pending ones are rechecked periodically).',
     '# TYPE raven_domains gauge',
     ...domains.map((r) => `raven_domains{status="${r.status}"} ${r.n}`),
-    '# HELP raven_bounce_rate Bounced share of the recipients that reached the provider (review at 0.05, at risk at 0.1).',
+    '# HELP raven_bounce_rate Bounced share of the recipients that reached the provider (review at 0.05, at risk at 0.1); read at most once a minute.',
     '# TYPE raven_bounce_rate gauge',
     ...rates('bounce_rate'),
-    '# HELP raven_complaint_rate Complained share of the recipients that reached the provider (review at 0.001, at risk at 0.005).',
+    '# HELP raven_complaint_rate Complained share of the recipients that reached the provider (review at 0.001, at risk at 0.005); read at most once a minute.',
     '# TYPE raven_complaint_rate gauge',
     ...rates('complaint_rate'),
     '# HELP raven_message_waits Open waits for captured mail (GET /admin/v1/messages/wait) on this relay.',
