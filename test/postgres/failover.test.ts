@@ -139,10 +139,15 @@ describe('the PostgreSQL server restarted under load', () => {
     let sending = true;
     const lane = async (relay: number) => {
       while (sending) {
-        const res = await cluster.send(relay).catch((error: Error) => ({ status: 0, text: error.message, body: undefined, headers: new Headers() }));
+        const res = await cluster.send(relay).catch((error: Error & { cause?: { code?: string; message?: string } }) => ({
+          status: 0,
+          text: `${error.message} (${error.cause?.code ?? error.cause?.message})`,
+          body: undefined,
+          headers: new Headers(),
+        }));
         if (res.status === 202) accepted.push(res.body.id);
         else if (res.status === 503) unavailable.push(res.headers.get('retry-after'));
-        else other.push(`${res.status} ${res.text}`);
+        else other.push(`relay ${relay}: ${res.status} ${res.text}`);
         if (res.status !== 202) await new Promise((r) => setTimeout(r, 20));
       }
     };
@@ -163,7 +168,9 @@ describe('the PostgreSQL server restarted under load', () => {
       sending = false;
       await Promise.all(lanes);
     }
-    assert.deepEqual(other, [], 'only 202 or 503');
+    // On failure, what each relay said and whether it is still running (a relay that exits cannot be told from one that refuses connections).
+    const relayState = () => cluster.relays.map((r, i) => `relay ${i}: exit ${r.child.exitCode ?? r.child.signalCode ?? 'running'}; stderr: ${r.stderr().slice(-1500)}`).join('\n');
+    assert.deepEqual([...new Set(other)], [], `only 202 or 503 (${other.length} others)\n${relayState()}`);
     assert.ok(unavailable.every((r) => r !== null && Number(r) >= 1), `503s carry Retry-After: ${unavailable.join(',')}`);
     for (const relay of cluster.relays) {
       const ready = await fetch(`${relay.httpUrl}/readyz`);
