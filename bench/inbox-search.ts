@@ -159,13 +159,16 @@ const GRAM_ROUNDS = 6;
 async function gramsWriteCost(t: Target, clocks: CpuClock[]): Promise<Record<keyof typeof GRAM_VARIANTS, number[]>> {
   const spent = { none: clocks.map(() => 0), text: clocks.map(() => 0), all: clocks.map(() => 0) };
   const variants = ['none', 'text', 'all'] as const;
-  for (let round = 0; round < GRAM_ROUNDS; round++) {
+  // Round -1 is not counted: the first rewrite of the fill's grams paid for the fill's pending
+  // merges (SQLite once printed 982 µs for the free-text grams against 252 with the field grams too).
+  for (let round = -1; round < GRAM_ROUNDS; round++) {
     // Each round in another order: FTS5's merges and PostgreSQL's pending GIN list charge a write for the ones before it.
-    for (const variant of [...variants.slice(round % 3), ...variants.slice(0, round % 3)]) {
+    const first = (round + 3) % 3;
+    for (const variant of [...variants.slice(first), ...variants.slice(0, first)]) {
       const before = await Promise.all(clocks.map((c) => c()));
       await t.ask('grams', { variant, count: GRAM_ENTRIES });
       const after = await Promise.all(clocks.map((c) => c()));
-      after.forEach((ms, i) => (spent[variant][i]! += ((ms - before[i]!) * 1000) / GRAM_ENTRIES / GRAM_ROUNDS));
+      if (round >= 0) after.forEach((ms, i) => (spent[variant][i]! += ((ms - before[i]!) * 1000) / GRAM_ENTRIES / GRAM_ROUNDS));
     }
   }
   return spent;
