@@ -49,6 +49,8 @@ export interface InboxSearch {
 type EntryRow = Omit<InboxEntry, 'to' | 'read'> & { message_seq: number; to_text: string; read_at: string | null };
 
 const ENTRY_COLUMNS = 'message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments, email_id, project_id, received_at, read_at';
+/** ENTRY_COLUMNS of inbox_entries named `e` in a join. */
+const E_ENTRY_COLUMNS = ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ');
 
 function entryView(row: EntryRow): InboxEntry {
   return {
@@ -507,14 +509,14 @@ export async function searchInbox(
   };
   if (match.length > 0) {
     bySeq('s.rowid');
-    sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
+    sql = `SELECT ${E_ENTRY_COLUMNS}
              FROM inbox_search s JOIN inbox_entries e ON e.message_seq = s.rowid
             WHERE inbox_search MATCH ? ${where.map((w) => `AND ${w}`).join(' ')}
             ORDER BY s.rowid DESC LIMIT ?`;
     params.unshift(match.join(' AND '));
   } else if (drivingTag !== undefined) {
     bySeq('d.message_seq');
-    sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
+    sql = `SELECT ${E_ENTRY_COLUMNS}
              FROM inbox_tags d JOIN inbox_entries e ON e.message_seq = d.message_seq
             WHERE d.term = ? ${where.map((w) => `AND ${w}`).join(' ')}
             ORDER BY d.message_seq DESC LIMIT ?`;
@@ -531,7 +533,7 @@ export async function searchInbox(
   } else if (shortIndexed && search.messageIds.length === 0 && db.dialect !== 'postgres') {
     // SQLite: inbox_grams yields the entries holding every short term and lacking every negated one, newest first.
     bySeq('g.rowid');
-    sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
+    sql = `SELECT ${E_ENTRY_COLUMNS}
              FROM inbox_grams g JOIN inbox_entries e ON e.message_seq = g.rowid
             WHERE inbox_grams MATCH ? ${where.map((w) => `AND ${w}`).join(' ')}
             ORDER BY g.rowid DESC LIMIT ?`;
@@ -556,8 +558,8 @@ export async function searchInbox(
     // look at it, at every entry when (almost) every one holds it (-order, -subject:receipt). The
     // narrow rows are checked instead, free text in inbox_search_text (0026), a field term in its
     // column of inbox_search_fields (0028; the narrower, walked first when there are both kinds)
-    // (SQLite: GLOB, walked newest first;
-    // PostgreSQL: LIKE), and an entry is read only when its row lacks every term; the checks on
+    // (SQLite: GLOB, walked newest first; PostgreSQL: LIKE), and an entry is read only when its row
+    // lacks every term; the checks on
     // its own fields above stay, so the results are theirs. PostgreSQL, as for text terms above:
     // the newest entries first, then the order hidden from its planner, which scans the narrow
     // rows and sorts what is left (it would walk them newest first by the primary key when its
@@ -579,7 +581,7 @@ export async function searchInbox(
       params.push(db.dialect === 'postgres' ? likeSubstring(term) : globSubstring(term));
     }
     // CROSS JOIN: SQLite keeps the narrow rows as the outer loops, in this order (PostgreSQL plans it as a join).
-    sql = `SELECT ${ENTRY_COLUMNS.split(', ').map((c) => `e.${c}`).join(', ')}
+    sql = `SELECT ${E_ENTRY_COLUMNS}
              FROM ${narrow.map((n) => `${n.table} ${n.alias} CROSS JOIN `).join('')}inbox_entries e
             WHERE ${['e', ...narrow.slice(1).map((n) => n.alias)].map((a) => `${a}.message_seq = ${outer}.message_seq`).join(' AND ')} ${where.map((w) => `AND ${w}`).join(' ')}
             ORDER BY ${outer}.message_seq ${db.dialect === 'postgres' ? '+ 0 ' : ''}DESC LIMIT ?`;
