@@ -39,6 +39,8 @@ const SINK_WARM_UP = Number(process.env.BENCH_SINK_WARM_UP ?? 500);
 const CAPTURED_N = Number(process.env.BENCH_CAPTURED_N ?? 100_000);
 const SUBMISSION_ROUNDS = Number(process.env.BENCH_SUBMISSION_ROUNDS ?? 3);
 const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
+// Admission: seconds of load before each target's measured window, not counted.
+const ADMISSION_WARM_UP = Number(process.env.BENCH_ADMISSION_WARM_UP ?? 1);
 const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,checks,postgres').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
@@ -127,7 +129,7 @@ function message(domain: string, i = 0, recipients = 3) {
 }
 
 // ---------- 1. admission ----------
-interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number; cpuMs: number; mainCpuMs: number; load: string }
+interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number; cpuMs: number; mainCpuMs: number; load: string; delivered?: number }
 
 const TARGETS = [
   { id: 'node', kind: 'node', name: 'bare node:http (JSON parse, 202)', env: {} },
@@ -141,6 +143,14 @@ const ADMISSION_TARGETS = process.env.BENCH_ADMISSION_TARGETS?.split(',').map((x
 const admissionTargets = TARGETS.filter((t) => !ADMISSION_TARGETS || ADMISSION_TARGETS.includes(t.id));
 
 let idempotencyCounter = 0;
+
+/** Recipients the relay has delivered (or tried) since it started, from its /metrics counters. */
+async function deliveriesSoFar(t: { url: string }): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^raven_deliveries_total\{[^}]*\} (\d+)$/gm)) n += Number(m[1]);
+  return n;
+}
 
 async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   const t = await startTarget(target.kind, target.env);
@@ -165,19 +175,22 @@ async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   const probe = await fetch(`${t.url}/v1/emails`, { method: 'POST', headers: { ...headers, 'idempotency-key': 'bench-probe' }, body: bodyStr });
   if (probe.status !== 202) console.log(`  (warning: ${target.name} answered ${probe.status}: ${await probe.text()})`);
   else await probe.arrayBuffer();
-  await autocannon({ ...opts, duration: 1 }); // warm-up, not reported
+  await autocannon({ ...opts, duration: ADMISSION_WARM_UP }); // warm-up, not reported
   // CPU per answered request over the measured window: the target's process (all threads: for the
   // relay its delivery into the sink too) and its main thread alone.
   const pid = t.child.pid!;
+  const deliveredBefore = target.kind === 'relay' ? await deliveriesSoFar(t) : 0;
   const cpuBefore = [cpuSeconds(pid), cpuSeconds(`${pid}/task/${pid}`)];
   const r = await autocannon({ ...opts, duration: SECONDS });
   const cpuMs = ((cpuSeconds(pid) - cpuBefore[0]!) * 1000) / r.requests.total;
   const mainCpuMs = ((cpuSeconds(`${pid}/task/${pid}`) - cpuBefore[1]!) * 1000) / r.requests.total;
+  const delivered = target.kind === 'relay' ? (await deliveriesSoFar(t)) - deliveredBefore : undefined;
   const loadAfter = loadNow();
   const memory = await stopTarget(t);
   return {
     cpuMs,
     mainCpuMs,
+    delivered,
     load: loadAfter,
     rps: r.requests.average,
     p50: r.latency.p50,
@@ -198,7 +211,7 @@ const range = (xs: number[], fmt: (x: number) => string) => {
 
 async function admission() {
   console.log(
-    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (+1s warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
+    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (+${ADMISSION_WARM_UP}s warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
       `a fresh Idempotency-Key per request; ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, targets interleaved\n`,
   );
   const runs = new Map<string, Load[]>(TARGETS.map((t) => [t.id, []]));
@@ -209,7 +222,8 @@ async function admission() {
       console.log(
         `${target.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  ` +
           `total ${r.total}  non2xx ${r.non2xx}  errors ${r.errors}  RSS idle ${mb(r.idleRss)}, peak ${mb(r.peakRss)}  ` +
-          `CPU ${r.cpuMs.toFixed(2)} ms/request (main thread ${r.mainCpuMs.toFixed(2)}); ${r.load}`,
+          `CPU ${r.cpuMs.toFixed(2)} ms/request (main thread ${r.mainCpuMs.toFixed(2)})` +
+          `${r.delivered === undefined ? '' : `; delivered meanwhile ${(r.delivered / 3 / SECONDS).toFixed(0)} emails/s`}; ${r.load}`,
       );
     }
   }
