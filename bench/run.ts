@@ -19,6 +19,7 @@ import { waitBench } from './inbox-wait.js';
 import { checksBench } from './checks.js';
 import { searchBench } from './inbox-search.js';
 import { cpuSeconds, settled, threadCpuSeconds } from './process-cpu.js';
+import { composeBlast, smtpBlast, type BlastMessage } from './smtp-blast.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -36,6 +37,10 @@ const SINK_N = Number(process.env.BENCH_SINK_N ?? 3_000);
 // Sent to each sink target first and not counted, as the end-to-end warm-up: the figures are a warmed
 // server's, not its first compilations'.
 const SINK_WARM_UP = Number(process.env.BENCH_SINK_WARM_UP ?? 500);
+// The sink section's load generator: `blast` (raw sockets, PIPELINING, BENCH_SINK_CONNECTIONS
+// connections; bench/smtp-blast.ts) or `nodemailer` (the pool of 8 the other SMTP sections use).
+const SINK_CLIENT = process.env.BENCH_SINK_CLIENT ?? 'blast';
+const SINK_CONNECTIONS = Number(process.env.BENCH_SINK_CONNECTIONS ?? 32);
 const CAPTURED_N = Number(process.env.BENCH_CAPTURED_N ?? 100_000);
 const SUBMISSION_ROUNDS = Number(process.env.BENCH_SUBMISSION_ROUNDS ?? 3);
 const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
@@ -500,23 +505,35 @@ function threadMsPer(pid: number, before: Map<string, number>, after: Map<string
     .join(', ');
 }
 
+/** The sink section's load of n messages of 3 recipients (SINK_CLIENT), composed now; sent to a port by the function it returns. */
+async function sinkLoadOf(n: number): Promise<(port: number) => Promise<{ perSec: number; p50: number; p99: number; failed: number }>> {
+  if (SINK_CLIENT === 'nodemailer') return (port) => smtpLoad(port, n, 3);
+  const load = await composeBlast(Array.from({ length: n }, (_, i) => JSON.parse(message('example.test', i, 3)) as BlastMessage));
+  return (port) => smtpBlast(port, load, SINK_CONNECTIONS);
+}
+const sinkClient =
+  SINK_CLIENT === 'nodemailer'
+    ? '20 concurrent senders, nodemailer pool of 8 connections'
+    : `${SINK_CONNECTIONS} raw connections with PIPELINING (bench/smtp-blast.ts; messages composed by nodemailer before the clock starts)`;
+
 async function sinkIntake() {
   console.log(
-    `\nsink intake: ${SINK_N} messages x 3 recipients (after ${SINK_WARM_UP} not counted, each target), 20 concurrent senders, nodemailer pool of 8 connections -> accepted (250); ` +
+    `\nsink intake: ${SINK_N} messages x 3 recipients (after ${SINK_WARM_UP} not counted, each target), ${sinkClient} -> accepted (250); ` +
       `${ROUNDS} round(s), the relay and MailDev alternating (${loadNow()})`,
   );
   const install = await installMailDev();
+  const [warmUpLoad, sinkLoad] = [await sinkLoadOf(SINK_WARM_UP), await sinkLoadOf(SINK_N)];
   const sums = { relay: 0, maildev: 0, bare: 0 };
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const t = await startTarget('relay');
-      await smtpLoad(t.smtpPort, SINK_WARM_UP, 3);
+      await warmUpLoad(t.smtpPort);
       await ask(t, { cmd: 'indexed' }); // the warm-up's entries indexed before the measured load
       const cpu = cpuMeter(targetCpu('relay', t.child.pid));
       const cpu0 = cpuSeconds(String(t.child.pid));
       const threads0 = threadCpuSeconds(t.child.pid!);
-      const relay = await smtpLoad(t.smtpPort, SINK_N, 3);
-      const relayCpu = cpu();
+      const relay = await sinkLoad(t.smtpPort);
+      const relayCpu = cpu({ n: SINK_N, unit: 'message' });
       const cpu1 = cpuSeconds(String(t.child.pid));
       // The inbox entries the indexer deferred while the sink was busy: their cost, after the last 250.
       const indexStart = performance.now();
@@ -532,12 +549,12 @@ async function sinkIntake() {
       );
       console.log(`  relay CPU ms per message by thread, intake and indexing: ${threadMsPer(t.child.pid!, threads0, threads2, SINK_N)}`);
       const maildev = await startMailDev(install.dir);
-      await smtpLoad(maildev.smtpPort, SINK_WARM_UP, 3);
+      await warmUpLoad(maildev.smtpPort);
       const mcpu = cpuMeter(targetCpu('maildev', maildev.pid));
       const m0 = cpuSeconds(String(maildev.pid));
       const mthreads0 = threadCpuSeconds(maildev.pid!);
-      const other = await smtpLoad(maildev.smtpPort, SINK_N, 3);
-      const otherCpu = mcpu();
+      const other = await sinkLoad(maildev.smtpPort);
+      const otherCpu = mcpu({ n: SINK_N, unit: 'message' });
       const m1 = cpuSeconds(String(maildev.pid));
       const mthreads1 = threadCpuSeconds(maildev.pid!);
       await maildev.stop();
@@ -548,14 +565,16 @@ async function sinkIntake() {
       console.log(`  MailDev CPU ms per message by thread: ${threadMsPer(maildev.pid!, mthreads0, mthreads1, SINK_N)}`);
       // The ceiling: the same load into an smtp-server that drops every message, in its own process.
       const b = await startTarget('smtp');
-      await smtpLoad(b.smtpPort, SINK_WARM_UP, 3);
+      await warmUpLoad(b.smtpPort);
+      const bcpu = cpuMeter({ bare: String(b.child.pid), 'bench client': 'self' });
       const b0 = cpuSeconds(String(b.child.pid));
-      const bare = await smtpLoad(b.smtpPort, SINK_N, 3);
+      const bare = await sinkLoad(b.smtpPort);
+      const bareCpu = bcpu({ n: SINK_N, unit: 'message' });
       const b1 = cpuSeconds(String(b.child.pid));
       await stopTarget(b);
       console.log(
         `bare smtp-server (drops all)  ${bare.perSec.toFixed(0)} msgs/s  send p50 ${bare.p50} ms  p99 ${bare.p99} ms  failed ${bare.failed}  ` +
-          `(CPU per message ${cpuMsPer(b0, b1, SINK_N)}): the ceiling of SMTP intake`,
+          `(CPU: ${bareCpu}; bare CPU per message ${cpuMsPer(b0, b1, SINK_N)}): the ceiling of SMTP intake`,
       );
       const pc = (a: number, z: number) => `${((a / z) * 100).toFixed(0)}%`;
       console.log(
