@@ -44,8 +44,12 @@ const SINK_CONNECTIONS = Number(process.env.BENCH_SINK_CONNECTIONS ?? 32);
 const CAPTURED_N = Number(process.env.BENCH_CAPTURED_N ?? 100_000);
 const SUBMISSION_ROUNDS = Number(process.env.BENCH_SUBMISSION_ROUNDS ?? 3);
 const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
-// Admission: seconds of load before each target's measured window, not counted.
-const ADMISSION_WARM_UP = Number(process.env.BENCH_ADMISSION_WARM_UP ?? 1);
+// Admission: requests sent to each target before its measured window, not counted, as the end-to-end
+// warm-up (E2E_WARM_UP) is a count of emails: a relay's first thousands of requests pay for its JIT's
+// compilations (CPU per request 0.64 - 0.87 ms after one second of warm-up, 0.34 - 0.52 after five,
+// load 15 - 18, BENCHMARKS.md), and a second of load was 400 requests on a loaded machine, 3,000 on
+// a quiet one.
+const ADMISSION_WARM_UP = Number(process.env.BENCH_ADMISSION_WARM_UP ?? 5_000);
 const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,checks,postgres').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
@@ -180,7 +184,7 @@ async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   const probe = await fetch(`${t.url}/v1/emails`, { method: 'POST', headers: { ...headers, 'idempotency-key': 'bench-probe' }, body: bodyStr });
   if (probe.status !== 202) console.log(`  (warning: ${target.name} answered ${probe.status}: ${await probe.text()})`);
   else await probe.arrayBuffer();
-  await autocannon({ ...opts, duration: ADMISSION_WARM_UP }); // warm-up, not reported
+  await autocannon({ ...opts, amount: ADMISSION_WARM_UP }); // warm-up, not reported
   // CPU per answered request over the measured window: the target's process (all threads: for the
   // relay its delivery into the sink too) and its main thread alone.
   const pid = t.child.pid!;
@@ -216,7 +220,7 @@ const range = (xs: number[], fmt: (x: number) => string) => {
 
 async function admission() {
   console.log(
-    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (+${ADMISSION_WARM_UP}s warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
+    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (after ${ADMISSION_WARM_UP} requests of warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
       `a fresh Idempotency-Key per request; ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, targets interleaved\n`,
   );
   const runs = new Map<string, Load[]>(TARGETS.map((t) => [t.id, []]));
