@@ -57,20 +57,35 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const median = (xs: number[]) => pct([...xs].sort((a, b) => a - b), 50);
 const loadNow = () => `load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`;
 
-/** The CPU a target's process and its main thread use, and this process's (the load generator). */
-const targetCpu = (name: string, pid: number | undefined) => ({ [name]: String(pid), [`${name} main thread`]: `${pid}/task/${pid}`, 'bench client': 'self' });
+/**
+ * The CPU a target's process and its main thread use, and this process's (the load generator). For
+ * a relay (`runtimeThreads`: its threads before it started, bench/target.ts) also its worker
+ * threads (relay/threads/: delivery and the inbox's parsing) and the runtime's other threads (V8's
+ * compiler and garbage collector helpers, libuv's pool where SQLite's statements run).
+ */
+function targetCpu(name: string, pid: number | undefined, runtimeThreads: string[] = []): Record<string, string | string[]> {
+  const cpu: Record<string, string | string[]> = { [name]: String(pid), [`${name} main thread`]: `${pid}/task/${pid}` };
+  if (runtimeThreads.length > 0) {
+    const thread = (tid: string) => `${pid}/task/${tid}`;
+    cpu[`${name} worker threads`] = [...threadCpuSeconds(pid!).keys()].filter((tid) => !runtimeThreads.includes(tid)).map(thread);
+    cpu[`${name} runtime threads`] = runtimeThreads.filter((tid) => tid !== String(pid)).map(thread);
+  }
+  return { ...cpu, 'bench client': 'self' };
+}
 
 /**
  * Measures the CPU of processes or threads over a stretch: the function it returns gives each one's
  * share of one core, and with `perItem` (emails handled meanwhile) also each one's CPU milliseconds
  * per item, the figure that survives a loaded machine.
  */
-function cpuMeter(pids: Record<string, string>) {
+function cpuMeter(pids: Record<string, string | string[]>) {
+  // A list of threads counts as their sum.
+  const seconds = (proc: string | string[]) => (Array.isArray(proc) ? proc.reduce((sum, p) => sum + cpuSeconds(p), 0) : cpuSeconds(proc));
   const start = performance.now();
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, seconds(pid)]));
   return (perItem?: { n: number; unit: string }) => {
     const wall = (performance.now() - start) / 1000;
-    const used = Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!] as const);
+    const used = Object.entries(pids).map(([name, pid]) => [name, seconds(pid) - before[name]!] as const);
     const shares = used.map(([name, s]) => `${name} ${((s / wall) * 100).toFixed(0)}%`).join(', ');
     if (!perItem) return shares;
     const per = used.map(([name, s]) => `${name} ${((s * 1000) / perItem.n).toFixed(2)} ms`).join(', ');
@@ -90,6 +105,8 @@ interface Target {
   bootstrap: Bootstrap;
   child: ChildProcess;
   dir: string;
+  /** A relay's threads before it started (bench/target.ts). */
+  runtimeThreads?: string[];
 }
 interface Memory { rss: number; peakRss: number }
 
@@ -328,7 +345,7 @@ async function e2eRelay(recipients: number) {
   const t = await startTarget('relay');
   await pool(E2E_WARM_UP, 20, (i) => send(t, i, recipients));
   await waitForEmptyQueue(t, 60_000);
-  const cpu = cpuMeter(targetCpu('relay', t.child.pid));
+  const cpu = cpuMeter(targetCpu('relay', t.child.pid, t.runtimeThreads));
   const start = Date.now();
   const ids = await pool(E2E_N, 20, (i) => send(t, i, recipients));
   const admittedMs = Date.now() - start;
@@ -411,7 +428,7 @@ async function sustained() {
   // compilations in the run's first seconds, at more CPU per email than 400/s leaves room for.
   await pool(E2E_WARM_UP, 20, (i) => send(t, i, 1));
   await waitForEmptyQueue(t, 60_000);
-  const cpu = cpuMeter(targetCpu('relay', t.child.pid));
+  const cpu = cpuMeter(targetCpu('relay', t.child.pid, t.runtimeThreads));
   const ids: string[] = [];
   const depths: number[] = [];
   // Each second: jobs waiting / in flight (the worker's claimed jobs).
