@@ -46,6 +46,12 @@ const SINK_CONNECTIONS = Number(process.env.BENCH_SINK_CONNECTIONS ?? 32);
 const CAPTURED_N = Number(process.env.BENCH_CAPTURED_N ?? 100_000);
 const SUBMISSION_ROUNDS = Number(process.env.BENCH_SUBMISSION_ROUNDS ?? 3);
 const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
+// Admission: requests sent to each target before its measured window, not counted, as the end-to-end
+// warm-up (E2E_WARM_UP) is a count of emails: a relay's first thousands of requests pay for its JIT's
+// compilations (CPU per request 0.64 - 0.87 ms after one second of warm-up, 0.34 - 0.52 after five,
+// load 15 - 18, BENCHMARKS.md), and a second of load was 400 requests on a loaded machine, 3,000 on
+// a quiet one.
+const ADMISSION_WARM_UP = Number(process.env.BENCH_ADMISSION_WARM_UP ?? 5_000);
 const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,checks,postgres').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
@@ -53,20 +59,35 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const median = (xs: number[]) => pct([...xs].sort((a, b) => a - b), 50);
 const loadNow = () => `load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`;
 
-/** The CPU a target's process and its main thread use, and this process's (the load generator). */
-const targetCpu = (name: string, pid: number | undefined) => ({ [name]: String(pid), [`${name} main thread`]: `${pid}/task/${pid}`, 'bench client': 'self' });
+/**
+ * The CPU a target's process and its main thread use, and this process's (the load generator). For
+ * a relay (`runtimeThreads`: its threads before it started, bench/target.ts) also its worker
+ * threads (relay/threads/: delivery and the inbox's parsing) and the runtime's other threads (V8's
+ * compiler and garbage collector helpers, libuv's pool where SQLite's statements run).
+ */
+function targetCpu(name: string, pid: number | undefined, runtimeThreads: string[] = []): Record<string, string | string[]> {
+  const cpu: Record<string, string | string[]> = { [name]: String(pid), [`${name} main thread`]: `${pid}/task/${pid}` };
+  if (runtimeThreads.length > 0) {
+    const thread = (tid: string) => `${pid}/task/${tid}`;
+    cpu[`${name} worker threads`] = [...threadCpuSeconds(pid!).keys()].filter((tid) => !runtimeThreads.includes(tid)).map(thread);
+    cpu[`${name} runtime threads`] = runtimeThreads.filter((tid) => tid !== String(pid)).map(thread);
+  }
+  return { ...cpu, 'bench client': 'self' };
+}
 
 /**
  * Measures the CPU of processes or threads over a stretch: the function it returns gives each one's
  * share of one core, and with `perItem` (emails handled meanwhile) also each one's CPU milliseconds
  * per item, the figure that survives a loaded machine.
  */
-function cpuMeter(pids: Record<string, string>) {
+function cpuMeter(pids: Record<string, string | string[]>) {
+  // A list of threads counts as their sum.
+  const seconds = (proc: string | string[]) => (Array.isArray(proc) ? proc.reduce((sum, p) => sum + cpuSeconds(p), 0) : cpuSeconds(proc));
   const start = performance.now();
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, seconds(pid)]));
   return (perItem?: { n: number; unit: string }) => {
     const wall = (performance.now() - start) / 1000;
-    const used = Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!] as const);
+    const used = Object.entries(pids).map(([name, pid]) => [name, seconds(pid) - before[name]!] as const);
     const shares = used.map(([name, s]) => `${name} ${((s / wall) * 100).toFixed(0)}%`).join(', ');
     if (!perItem) return shares;
     const per = used.map(([name, s]) => `${name} ${((s * 1000) / perItem.n).toFixed(2)} ms`).join(', ');
@@ -86,6 +107,8 @@ interface Target {
   bootstrap: Bootstrap;
   child: ChildProcess;
   dir: string;
+  /** A relay's threads before it started (bench/target.ts). */
+  runtimeThreads?: string[];
 }
 interface Memory { rss: number; peakRss: number }
 
@@ -134,7 +157,7 @@ function message(domain: string, i = 0, recipients = 3) {
 }
 
 // ---------- 1. admission ----------
-interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number; cpuMs: number; mainCpuMs: number; load: string }
+interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number; cpuMs: number; mainCpuMs: number; load: string; delivered?: number }
 
 const TARGETS = [
   { id: 'node', kind: 'node', name: 'bare node:http (JSON parse, 202)', env: {} },
@@ -148,6 +171,14 @@ const ADMISSION_TARGETS = process.env.BENCH_ADMISSION_TARGETS?.split(',').map((x
 const admissionTargets = TARGETS.filter((t) => !ADMISSION_TARGETS || ADMISSION_TARGETS.includes(t.id));
 
 let idempotencyCounter = 0;
+
+/** Recipients the relay has delivered (or tried) since it started, from its /metrics counters. */
+async function deliveriesSoFar(t: { url: string }): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^raven_deliveries_total\{[^}]*\} (\d+)$/gm)) n += Number(m[1]);
+  return n;
+}
 
 async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   const t = await startTarget(target.kind, target.env);
@@ -172,19 +203,22 @@ async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   const probe = await fetch(`${t.url}/v1/emails`, { method: 'POST', headers: { ...headers, 'idempotency-key': 'bench-probe' }, body: bodyStr });
   if (probe.status !== 202) console.log(`  (warning: ${target.name} answered ${probe.status}: ${await probe.text()})`);
   else await probe.arrayBuffer();
-  await autocannon({ ...opts, duration: 1 }); // warm-up, not reported
+  await autocannon({ ...opts, amount: ADMISSION_WARM_UP }); // warm-up, not reported
   // CPU per answered request over the measured window: the target's process (all threads: for the
   // relay its delivery into the sink too) and its main thread alone.
   const pid = t.child.pid!;
+  const deliveredBefore = target.kind === 'relay' ? await deliveriesSoFar(t) : 0;
   const cpuBefore = [cpuSeconds(pid), cpuSeconds(`${pid}/task/${pid}`)];
   const r = await autocannon({ ...opts, duration: SECONDS });
   const cpuMs = ((cpuSeconds(pid) - cpuBefore[0]!) * 1000) / r.requests.total;
   const mainCpuMs = ((cpuSeconds(`${pid}/task/${pid}`) - cpuBefore[1]!) * 1000) / r.requests.total;
+  const delivered = target.kind === 'relay' ? (await deliveriesSoFar(t)) - deliveredBefore : undefined;
   const loadAfter = loadNow();
   const memory = await stopTarget(t);
   return {
     cpuMs,
     mainCpuMs,
+    delivered,
     load: loadAfter,
     rps: r.requests.average,
     p50: r.latency.p50,
@@ -205,7 +239,7 @@ const range = (xs: number[], fmt: (x: number) => string) => {
 
 async function admission() {
   console.log(
-    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (+1s warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
+    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (after ${ADMISSION_WARM_UP} requests of warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
       `a fresh Idempotency-Key per request; ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, targets interleaved\n`,
   );
   const runs = new Map<string, Load[]>(TARGETS.map((t) => [t.id, []]));
@@ -216,7 +250,8 @@ async function admission() {
       console.log(
         `${target.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  ` +
           `total ${r.total}  non2xx ${r.non2xx}  errors ${r.errors}  RSS idle ${mb(r.idleRss)}, peak ${mb(r.peakRss)}  ` +
-          `CPU ${r.cpuMs.toFixed(2)} ms/request (main thread ${r.mainCpuMs.toFixed(2)}); ${r.load}`,
+          `CPU ${r.cpuMs.toFixed(2)} ms/request (main thread ${r.mainCpuMs.toFixed(2)})` +
+          `${r.delivered === undefined ? '' : `; delivered meanwhile ${(r.delivered / 3 / SECONDS).toFixed(0)} emails/s`}; ${r.load}`,
       );
     }
   }
@@ -312,7 +347,7 @@ async function e2eRelay(recipients: number) {
   const t = await startTarget('relay');
   await pool(E2E_WARM_UP, 20, (i) => send(t, i, recipients));
   await waitForEmptyQueue(t, 60_000);
-  const cpu = cpuMeter(targetCpu('relay', t.child.pid));
+  const cpu = cpuMeter(targetCpu('relay', t.child.pid, t.runtimeThreads));
   const start = Date.now();
   const ids = await pool(E2E_N, 20, (i) => send(t, i, recipients));
   const admittedMs = Date.now() - start;
@@ -395,7 +430,7 @@ async function sustained() {
   // compilations in the run's first seconds, at more CPU per email than 400/s leaves room for.
   await pool(E2E_WARM_UP, 20, (i) => send(t, i, 1));
   await waitForEmptyQueue(t, 60_000);
-  const cpu = cpuMeter(targetCpu('relay', t.child.pid));
+  const cpu = cpuMeter(targetCpu('relay', t.child.pid, t.runtimeThreads));
   const ids: string[] = [];
   const depths: number[] = [];
   // Each second: jobs waiting / in flight (the worker's claimed jobs).
