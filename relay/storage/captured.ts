@@ -1,7 +1,7 @@
 // Mail captured by the SMTP sink: captured_messages + captured_recipients.
 import { deleteCheckSummaries } from './check-summaries.js';
 import type { Db, Queryable, Reader } from './db.js';
-import { bySize, inValues, insertRows, MAX_STATEMENT_BYTES } from './rows.js';
+import { bySize, inValues, MAX_STATEMENT_BYTES } from './rows.js';
 
 export interface CapturedSummary {
   id: string;
@@ -53,37 +53,39 @@ function summary(row: CapturedRow): CapturedSummary {
   };
 }
 
-/** Rows of captured_messages per statement at most. */
+/** Messages per statement at most. */
 const MAX_ROWS_PER_INSERT = 64;
 
 /**
  * The messages in as few statements as the caps allow (each statement binds its rows' raw bodies,
- * which the driver copies): runs of up to MAX_STATEMENT_BYTES (a larger message alone), each split
- * into power-of-two sizes of at most MAX_ROWS_PER_INSERT, so a handful of prepared statements
- * serves every group.
+ * which the driver copies): runs of up to MAX_STATEMENT_BYTES (a larger message alone) and
+ * MAX_ROWS_PER_INSERT messages, so a typical group is one statement (and at most 64 texts are
+ * ever prepared).
  */
 function insertRuns(messages: readonly NewCapturedMessage[]): NewCapturedMessage[][] {
   const pieces: NewCapturedMessage[][] = [];
   for (const run of bySize(messages, (m) => m.raw.length, MAX_STATEMENT_BYTES)) {
-    for (let at = 0; at < run.length; ) {
-      const size = Math.min(MAX_ROWS_PER_INSERT, 2 ** Math.floor(Math.log2(run.length - at)));
-      pieces.push(run.slice(at, at + size));
-      at += size;
-    }
+    for (let at = 0; at < run.length; at += MAX_ROWS_PER_INSERT) pieces.push(run.slice(at, at + MAX_ROWS_PER_INSERT));
   }
   return pieces;
 }
 
+/** Whether insertCapturedMessages stores these messages in one statement (then it commits alone). */
+export function capturedInOneStatement(messages: readonly NewCapturedMessage[]): boolean {
+  return insertRuns(messages).length === 1;
+}
+
 /**
- * The messages of one group commit and their recipients: a multi-row INSERT per run of messages
- * (one statement for a typical group), one for all the recipients. Every statement is a trip to
- * the database and back; a client waits for them before its 250.
+ * The messages of one group commit and their recipients: a multi-row INSERT into captured_intake
+ * per run of messages (one statement for a typical group), whose trigger (migration 0029) writes
+ * captured_messages and captured_recipients. Every statement is a trip to the database and back;
+ * a client waits for them before its 250.
  */
 export async function insertCapturedMessages(tx: Queryable, messages: readonly NewCapturedMessage[]): Promise<void> {
-  const tuple = '(?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT project_id FROM emails WHERE id = ?)))';
+  const tuple = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
   for (const run of insertRuns(messages)) {
     await tx.run(
-      `INSERT INTO captured_messages (id, envelope_from, header_from, envelope_to_json, subject, size, raw, email_id, received_at, project_id)
+      `INSERT INTO captured_intake (id, envelope_from, header_from, envelope_to_json, subject, size, raw, email_id, received_at, project_id, recipients_lc_json)
        VALUES ${run.map(() => tuple).join(', ')}`,
       run.flatMap((message) => [
         message.id,
@@ -96,12 +98,10 @@ export async function insertCapturedMessages(tx: Queryable, messages: readonly N
         message.emailId,
         message.receivedAt,
         message.projectId,
-        message.emailId,
+        JSON.stringify([...new Set(message.envelopeTo.map((a) => a.toLowerCase()))]),
       ]),
     );
   }
-  const recipients = messages.flatMap((m) => [...new Set(m.envelopeTo.map((a) => a.toLowerCase()))].map((address) => ({ message_id: m.id, address_lc: address })));
-  await insertRows(tx, 'captured_recipients', ['message_id', 'address_lc'], recipients);
 }
 
 /** The raw bytes of captured messages by id (one statement); deleted ones are left out. */

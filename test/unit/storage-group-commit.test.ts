@@ -2,7 +2,8 @@
 // clients wait for the commit) that arrives while a transaction of other writes is under way cuts
 // into it at the next unit boundary; the transaction commits right after it, and the other writes
 // it had not reached commit afterwards, in their order, without being cut in front of again. A
-// failure of the cut-in batch stays its own. The WAL is copied into the database file by the
+// failure of the cut-in batch stays its own. A one-statement batch alone commits without a
+// transaction, all or nothing. The WAL is copied into the database file by the
 // checkpointer's connection, not by a COMMIT past SQLite's 1,000 pages.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -90,6 +91,26 @@ test('a cut-in batch that fails rolls back alone; the unit before it and the wri
   const all = await logged();
   assert.deepEqual(all.slice(-3), ['held-2', 'before-cut', 'after-cut']);
   assert.ok(!all.includes('dup:cut'), 'the failed batch left no row');
+});
+
+test('a one-statement ahead batch alone commits by itself: a failing statement rejects all its items and leaves no row', async () => {
+  // Captures: one multi-row INSERT per group, run without BEGIN/COMMIT (WriteBatch.oneStatement).
+  const oneInsert: WriteBatch<string, string> = {
+    ahead: true,
+    oneStatement: () => true,
+    async run(tx: Queryable, items: string[]) {
+      await tx.run(`INSERT INTO log (what) VALUES ${items.map(() => '(?)').join(', ')}`, items);
+      return items.map((value) => ({ status: 'fulfilled' as const, value }));
+    },
+  };
+  // The first write of each line starts a group alone; the two after it queue meanwhile and are the next group.
+  assert.deepEqual(await Promise.all(['alone-0', 'alone-1', 'alone-2'].map((w) => db.writeBatched(oneInsert, w))), ['alone-0', 'alone-1', 'alone-2']);
+  const [first, ...failing] = ['alone-3', 'alone-4', 'alone-1'].map((w) => db.writeBatched(oneInsert, w));
+  assert.equal(await first, 'alone-3');
+  for (const f of failing) await assert.rejects(f!, /UNIQUE/);
+  const all = await logged();
+  assert.deepEqual(all.slice(-4), ['alone-0', 'alone-1', 'alone-2', 'alone-3']);
+  assert.ok(!all.includes('alone-4'), 'the failed statement left no row');
 });
 
 test('writes an admission was cut in front of once are not cut in front of again', async () => {
