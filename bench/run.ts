@@ -35,8 +35,10 @@ const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 400);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const SINK_N = Number(process.env.BENCH_SINK_N ?? 3_000);
 // Sent to each sink target first and not counted, as the end-to-end warm-up: the figures are a warmed
-// server's, not its first compilations'.
-const SINK_WARM_UP = Number(process.env.BENCH_SINK_WARM_UP ?? 500);
+// server's, not its first compilations'. 3,000, not 500: after 500 the relay's threads other than
+// the main one still spent 0.24 ms a message during intake (V8's background compiler in perf's
+// samples), 0.13 ms after 3,000; with indexing, 1.18 against 1.05 ms a message in all (session 11).
+const SINK_WARM_UP = Number(process.env.BENCH_SINK_WARM_UP ?? 3_000);
 // The sink section's load generator: `blast` (raw sockets, PIPELINING, BENCH_SINK_CONNECTIONS
 // connections; bench/smtp-blast.ts) or `nodemailer` (the pool of 8 the other SMTP sections use).
 const SINK_CLIENT = process.env.BENCH_SINK_CLIENT ?? 'blast';
@@ -44,8 +46,12 @@ const SINK_CONNECTIONS = Number(process.env.BENCH_SINK_CONNECTIONS ?? 32);
 const CAPTURED_N = Number(process.env.BENCH_CAPTURED_N ?? 100_000);
 const SUBMISSION_ROUNDS = Number(process.env.BENCH_SUBMISSION_ROUNDS ?? 3);
 const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
-// Admission: seconds of load before each target's measured window, not counted.
-const ADMISSION_WARM_UP = Number(process.env.BENCH_ADMISSION_WARM_UP ?? 1);
+// Admission: requests sent to each target before its measured window, not counted, as the end-to-end
+// warm-up (E2E_WARM_UP) is a count of emails: a relay's first thousands of requests pay for its JIT's
+// compilations (CPU per request 0.64 - 0.87 ms after one second of warm-up, 0.34 - 0.52 after five,
+// load 15 - 18, BENCHMARKS.md), and a second of load was 400 requests on a loaded machine, 3,000 on
+// a quiet one.
+const ADMISSION_WARM_UP = Number(process.env.BENCH_ADMISSION_WARM_UP ?? 5_000);
 const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,checks,postgres').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
@@ -53,20 +59,35 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const median = (xs: number[]) => pct([...xs].sort((a, b) => a - b), 50);
 const loadNow = () => `load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`;
 
-/** The CPU a target's process and its main thread use, and this process's (the load generator). */
-const targetCpu = (name: string, pid: number | undefined) => ({ [name]: String(pid), [`${name} main thread`]: `${pid}/task/${pid}`, 'bench client': 'self' });
+/**
+ * The CPU a target's process and its main thread use, and this process's (the load generator). For
+ * a relay (`runtimeThreads`: its threads before it started, bench/target.ts) also its worker
+ * threads (relay/threads/: delivery and the inbox's parsing) and the runtime's other threads (V8's
+ * compiler and garbage collector helpers, libuv's pool where SQLite's statements run).
+ */
+function targetCpu(name: string, pid: number | undefined, runtimeThreads: string[] = []): Record<string, string | string[]> {
+  const cpu: Record<string, string | string[]> = { [name]: String(pid), [`${name} main thread`]: `${pid}/task/${pid}` };
+  if (runtimeThreads.length > 0) {
+    const thread = (tid: string) => `${pid}/task/${tid}`;
+    cpu[`${name} worker threads`] = [...threadCpuSeconds(pid!).keys()].filter((tid) => !runtimeThreads.includes(tid)).map(thread);
+    cpu[`${name} runtime threads`] = runtimeThreads.filter((tid) => tid !== String(pid)).map(thread);
+  }
+  return { ...cpu, 'bench client': 'self' };
+}
 
 /**
  * Measures the CPU of processes or threads over a stretch: the function it returns gives each one's
  * share of one core, and with `perItem` (emails handled meanwhile) also each one's CPU milliseconds
  * per item, the figure that survives a loaded machine.
  */
-function cpuMeter(pids: Record<string, string>) {
+function cpuMeter(pids: Record<string, string | string[]>) {
+  // A list of threads counts as their sum.
+  const seconds = (proc: string | string[]) => (Array.isArray(proc) ? proc.reduce((sum, p) => sum + cpuSeconds(p), 0) : cpuSeconds(proc));
   const start = performance.now();
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, seconds(pid)]));
   return (perItem?: { n: number; unit: string }) => {
     const wall = (performance.now() - start) / 1000;
-    const used = Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!] as const);
+    const used = Object.entries(pids).map(([name, pid]) => [name, seconds(pid) - before[name]!] as const);
     const shares = used.map(([name, s]) => `${name} ${((s / wall) * 100).toFixed(0)}%`).join(', ');
     if (!perItem) return shares;
     const per = used.map(([name, s]) => `${name} ${((s * 1000) / perItem.n).toFixed(2)} ms`).join(', ');
@@ -86,6 +107,8 @@ interface Target {
   bootstrap: Bootstrap;
   child: ChildProcess;
   dir: string;
+  /** A relay's threads before it started (bench/target.ts). */
+  runtimeThreads?: string[];
 }
 interface Memory { rss: number; peakRss: number }
 
@@ -180,7 +203,7 @@ async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   const probe = await fetch(`${t.url}/v1/emails`, { method: 'POST', headers: { ...headers, 'idempotency-key': 'bench-probe' }, body: bodyStr });
   if (probe.status !== 202) console.log(`  (warning: ${target.name} answered ${probe.status}: ${await probe.text()})`);
   else await probe.arrayBuffer();
-  await autocannon({ ...opts, duration: ADMISSION_WARM_UP }); // warm-up, not reported
+  await autocannon({ ...opts, amount: ADMISSION_WARM_UP }); // warm-up, not reported
   // CPU per answered request over the measured window: the target's process (all threads: for the
   // relay its delivery into the sink too) and its main thread alone.
   const pid = t.child.pid!;
@@ -216,7 +239,7 @@ const range = (xs: number[], fmt: (x: number) => string) => {
 
 async function admission() {
   console.log(
-    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (+${ADMISSION_WARM_UP}s warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
+    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (after ${ADMISSION_WARM_UP} requests of warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
       `a fresh Idempotency-Key per request; ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, targets interleaved\n`,
   );
   const runs = new Map<string, Load[]>(TARGETS.map((t) => [t.id, []]));
@@ -324,7 +347,7 @@ async function e2eRelay(recipients: number) {
   const t = await startTarget('relay');
   await pool(E2E_WARM_UP, 20, (i) => send(t, i, recipients));
   await waitForEmptyQueue(t, 60_000);
-  const cpu = cpuMeter(targetCpu('relay', t.child.pid));
+  const cpu = cpuMeter(targetCpu('relay', t.child.pid, t.runtimeThreads));
   const start = Date.now();
   const ids = await pool(E2E_N, 20, (i) => send(t, i, recipients));
   const admittedMs = Date.now() - start;
@@ -407,7 +430,7 @@ async function sustained() {
   // compilations in the run's first seconds, at more CPU per email than 400/s leaves room for.
   await pool(E2E_WARM_UP, 20, (i) => send(t, i, 1));
   await waitForEmptyQueue(t, 60_000);
-  const cpu = cpuMeter(targetCpu('relay', t.child.pid));
+  const cpu = cpuMeter(targetCpu('relay', t.child.pid, t.runtimeThreads));
   const ids: string[] = [];
   const depths: number[] = [];
   // Each second: jobs waiting / in flight (the worker's claimed jobs).
