@@ -44,6 +44,12 @@ const ADMIN_TOKEN = 'bench-admin-token-0123456789';
  * database did per accepted request over its window (statements, transactions, notifications).
  */
 const STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
+/**
+ * BENCH_PG_WAITS=1: a diagnostic too (its sampling costs CPU): pg_stat_activity sampled every
+ * 20 ms over each target's window, and what the active backends were waiting on, on average
+ * (lock waits on the counters' rows, the WAL's flush, a client's next statement ...).
+ */
+const WAITS = process.env.BENCH_PG_WAITS === '1';
 
 /** An API key and a verified domain of its project: who sends, from where, to whom. */
 interface Sender {
@@ -237,6 +243,49 @@ async function diagnose(url: string): Promise<Diagnosis> {
   };
 }
 
+/** Samples what the database's active backends wait on, from now until report(). */
+async function sampleWaits(url: string): Promise<{ report(): Promise<string> }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const seen = new Map<string, number>();
+  let samples = 0;
+  let stopped = false;
+  const sampling = (async () => {
+    while (!stopped) {
+      const { rows } = await client.query<{ what: string }>(
+        `SELECT COALESCE(wait_event_type || ':' || wait_event, 'CPU') || '  ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 60) AS what
+           FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`,
+      );
+      samples++;
+      for (const r of rows) seen.set(r.what, (seen.get(r.what) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  return {
+    async report() {
+      stopped = true;
+      await sampling;
+      await client.end();
+      const stats = new pg.Client({ connectionString: url });
+      await stats.connect();
+      const byWait = new Map<string, number>();
+      for (const [what, n] of seen) byWait.set(what.split('  ')[0]!, (byWait.get(what.split('  ')[0]!) ?? 0) + n);
+      const avg = (n: number) => (n / Math.max(1, samples)).toFixed(2);
+      const tables = await stats.query<{ t: string }>(
+        `SELECT relname || ' ' || n_tup_upd || ' updates (' || n_tup_hot_upd || ' HOT), ' || n_dead_tup || ' dead, ' || pg_relation_size(relid) / 8192 || ' pages, index ' ||
+                pg_indexes_size(relid) / 8192 || ' pages' AS t
+           FROM pg_stat_user_tables WHERE relname IN ('rate_windows', 'usage_counters', 'counter_reservations') ORDER BY relname`,
+      );
+      await stats.end();
+      return [
+        `  active backends on average (${samples} samples): ${[...byWait].sort((a, b) => b[1] - a[1]).map(([w, n]) => `${w} ${avg(n)}`).join(', ')}`,
+        `  counters' tables since the database was made: ${tables.rows.map((r) => r.t).join('; ')}`,
+        ...[...seen].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([what, n]) => `    ${avg(n).padStart(5)}  ${what}`),
+      ].join('\n');
+    },
+  };
+}
+
 // ---------- load ----------
 interface Load {
   rps: number;
@@ -297,12 +346,13 @@ async function load(urls: string[], senders: Sender[], processes: Processes, dat
   };
   const deliveredBefore = await delivered();
   const diagnosis = STATEMENTS && databaseUrl ? await diagnose(databaseUrl) : undefined;
+  const waits = WAITS && databaseUrl ? await sampleWaits(databaseUrl) : undefined;
   const { value: results, cpu, cpuSeconds: spent, load: loadavg } = await measuringCpu(processes, () => Promise.all(urls.map((u) => run(u, SECONDS))));
   const deliveredInWindow = (await delivered()) - deliveredBefore;
   const statuses: Record<string, number> = {};
   for (const r of results) for (const [code, n] of Object.entries(r.statusCodeStats ?? {})) statuses[code] = (statuses[code] ?? 0) + (n as { count: number }).count;
   const accepted = results.reduce((n, r) => n + r['2xx'], 0);
-  const database = diagnosis ? await diagnosis.report(accepted) : '';
+  const database = [diagnosis ? await diagnosis.report(accepted) : '', waits ? await waits.report() : ''].filter(Boolean).join('\n');
   return {
     rps: results.reduce((n, r) => n + r.requests.average, 0),
     accepted: results.reduce((n, r) => n + r['2xx'], 0) / SECONDS,
