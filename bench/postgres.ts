@@ -44,6 +44,12 @@ const ADMIN_TOKEN = 'bench-admin-token-0123456789';
  * database did per accepted request over its window (statements, transactions, notifications).
  */
 const STATEMENTS = process.env.BENCH_PG_STATEMENTS === '1';
+/**
+ * BENCH_PG_WAITS=1: a diagnostic too (its sampling costs CPU): pg_stat_activity sampled every
+ * 20 ms over each target's window, and what the active backends were waiting on, on average
+ * (lock waits on the counters' rows, the WAL's flush, a client's next statement ...).
+ */
+const WAITS = process.env.BENCH_PG_WAITS === '1';
 
 /** An API key and a verified domain of its project: who sends, from where, to whom. */
 interface Sender {
@@ -144,7 +150,7 @@ function runDelaySeconds(pid: number): number {
 }
 
 /** utime + stime of a process in seconds, 0 once it is gone (PostgreSQL's backends come and go). */
-const cpuOrZero = (pid: number): number => {
+const cpuOrZero = (pid: number | string): number => {
   const seconds = cpuSeconds(pid);
   return Number.isNaN(seconds) ? 0 : seconds;
 };
@@ -173,14 +179,28 @@ interface Processes {
   postmaster?: number;
 }
 
-/** CPU of each relay, of PostgreSQL (all its processes) and of this load generator over fn: % of one core, and seconds in all. */
-async function measuringCpu<T>(processes: Processes, fn: () => Promise<T>): Promise<{ value: T; cpu: string; cpuSeconds: number; load: string }> {
+/** CPU seconds of a relay's main thread (the event loop: its thread id is the process's), 0 once it is gone. */
+const mainThreadSeconds = (pid: number): number => cpuOrZero(`${pid}/task/${pid}`);
+
+/**
+ * CPU of each relay, of PostgreSQL (all its processes) and of this load generator over fn: % of
+ * one core, and seconds in all; and the seconds of the relays' main threads.
+ */
+async function measuringCpu<T>(processes: Processes, fn: () => Promise<T>): Promise<{ value: T; cpu: string; cpuSeconds: number; mainSeconds: number; load: string }> {
   const pgPids = postgresPids(processes.postmaster);
-  const before = { relays: processes.relays.map(cpuOrZero), waits: processes.relays.map(runDelaySeconds), pg: pgPids.map(cpuOrZero), self: process.cpuUsage(), at: performance.now() };
+  const before = {
+    relays: processes.relays.map(cpuOrZero),
+    main: processes.relays.map(mainThreadSeconds),
+    waits: processes.relays.map(runDelaySeconds),
+    pg: pgPids.map(cpuOrZero),
+    self: process.cpuUsage(),
+    at: performance.now(),
+  };
   const value = await fn();
   const seconds = (performance.now() - before.at) / 1000;
   const pct = (s: number) => `${((s / seconds) * 100).toFixed(0)}%`;
   const relaySeconds = processes.relays.map((pid, i) => cpuOrZero(pid) - before.relays[i]!);
+  const mainSeconds = processes.relays.reduce((n, pid, i) => n + mainThreadSeconds(pid) - before.main[i]!, 0);
   // Children started meanwhile (new connections) count from 0.
   const pgNow = postgresPids(processes.postmaster);
   const pgSeconds = pgNow.reduce((n, pid) => n + cpuOrZero(pid) - (before.pg[pgPids.indexOf(pid)] ?? 0), 0);
@@ -192,7 +212,7 @@ async function measuringCpu<T>(processes: Processes, fn: () => Promise<T>): Prom
     `CPU relays ${relaySeconds.map(pct).join(' ')}${processes.postmaster === undefined ? '' : `, pg ${pct(pgSeconds)}`}, load generator ${pct(selfSeconds)}; ` +
     `relays waited for a core ${waited.join(' ')}`;
   const all = relaySeconds.reduce((n, x) => n + x, 0) + pgSeconds;
-  return { value, cpu, cpuSeconds: all, load: os.loadavg().map((l) => l.toFixed(1)).join(' ') };
+  return { value, cpu, cpuSeconds: all, mainSeconds, load: os.loadavg().map((l) => l.toFixed(1)).join(' ') };
 }
 
 // ---------- what the database did (BENCH_PG_STATEMENTS=1) ----------
@@ -237,6 +257,49 @@ async function diagnose(url: string): Promise<Diagnosis> {
   };
 }
 
+/** Samples what the database's active backends wait on, from now until report(). */
+async function sampleWaits(url: string): Promise<{ report(): Promise<string> }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const seen = new Map<string, number>();
+  let samples = 0;
+  let stopped = false;
+  const sampling = (async () => {
+    while (!stopped) {
+      const { rows } = await client.query<{ what: string }>(
+        `SELECT COALESCE(wait_event_type || ':' || wait_event, 'CPU') || '  ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 60) AS what
+           FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`,
+      );
+      samples++;
+      for (const r of rows) seen.set(r.what, (seen.get(r.what) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  return {
+    async report() {
+      stopped = true;
+      await sampling;
+      await client.end();
+      const stats = new pg.Client({ connectionString: url });
+      await stats.connect();
+      const byWait = new Map<string, number>();
+      for (const [what, n] of seen) byWait.set(what.split('  ')[0]!, (byWait.get(what.split('  ')[0]!) ?? 0) + n);
+      const avg = (n: number) => (n / Math.max(1, samples)).toFixed(2);
+      const tables = await stats.query<{ t: string }>(
+        `SELECT relname || ' ' || n_tup_upd || ' updates (' || n_tup_hot_upd || ' HOT), ' || n_dead_tup || ' dead, ' || pg_relation_size(relid) / 8192 || ' pages, index ' ||
+                pg_indexes_size(relid) / 8192 || ' pages' AS t
+           FROM pg_stat_user_tables WHERE relname IN ('rate_windows', 'usage_counters', 'counter_reservations') ORDER BY relname`,
+      );
+      await stats.end();
+      return [
+        `  active backends on average (${samples} samples): ${[...byWait].sort((a, b) => b[1] - a[1]).map(([w, n]) => `${w} ${avg(n)}`).join(', ')}`,
+        `  counters' tables since the database was made: ${tables.rows.map((r) => r.t).join('; ')}`,
+        ...[...seen].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([what, n]) => `    ${avg(n).padStart(5)}  ${what}`),
+      ].join('\n');
+    },
+  };
+}
+
 // ---------- load ----------
 interface Load {
   rps: number;
@@ -251,6 +314,8 @@ interface Load {
   cpu: string;
   /** CPU ms of the relays and PostgreSQL together per accepted request. */
   cpuMsPerAccepted: number;
+  /** CPU ms of the relays' main threads (their event loops) per accepted request. */
+  mainMsPerAccepted: number;
   load: string;
   /** What the database did (BENCH_PG_STATEMENTS=1), else ''. */
   database: string;
@@ -297,12 +362,13 @@ async function load(urls: string[], senders: Sender[], processes: Processes, dat
   };
   const deliveredBefore = await delivered();
   const diagnosis = STATEMENTS && databaseUrl ? await diagnose(databaseUrl) : undefined;
-  const { value: results, cpu, cpuSeconds: spent, load: loadavg } = await measuringCpu(processes, () => Promise.all(urls.map((u) => run(u, SECONDS))));
+  const waits = WAITS && databaseUrl ? await sampleWaits(databaseUrl) : undefined;
+  const { value: results, cpu, cpuSeconds: spent, mainSeconds, load: loadavg } = await measuringCpu(processes, () => Promise.all(urls.map((u) => run(u, SECONDS))));
   const deliveredInWindow = (await delivered()) - deliveredBefore;
   const statuses: Record<string, number> = {};
   for (const r of results) for (const [code, n] of Object.entries(r.statusCodeStats ?? {})) statuses[code] = (statuses[code] ?? 0) + (n as { count: number }).count;
   const accepted = results.reduce((n, r) => n + r['2xx'], 0);
-  const database = diagnosis ? await diagnosis.report(accepted) : '';
+  const database = [diagnosis ? await diagnosis.report(accepted) : '', waits ? await waits.report() : ''].filter(Boolean).join('\n');
   return {
     rps: results.reduce((n, r) => n + r.requests.average, 0),
     accepted: results.reduce((n, r) => n + r['2xx'], 0) / SECONDS,
@@ -313,6 +379,7 @@ async function load(urls: string[], senders: Sender[], processes: Processes, dat
     deliveredPerSecond: deliveredInWindow / SECONDS,
     cpu,
     cpuMsPerAccepted: (spent * 1000) / Math.max(1, accepted),
+    mainMsPerAccepted: (mainSeconds * 1000) / Math.max(1, accepted),
     load: loadavg,
     database,
   };
@@ -389,7 +456,7 @@ async function withDatabase<T>(serverUrl: string, fn: (url: string) => Promise<T
 }
 
 const line = (name: string, r: Load) =>
-  `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(5)} ms  non2xx ${String(r.non2xx).padStart(5)}  delivered ${r.deliveredPerSecond.toFixed(0)}/s  ${r.cpuMsPerAccepted.toFixed(1)} CPU ms/accepted (relays + pg); ${r.cpu}; load ${r.load}${r.database ? `\n${r.database}` : ''}`;
+  `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(5)} ms  non2xx ${String(r.non2xx).padStart(5)}  delivered ${r.deliveredPerSecond.toFixed(0)}/s  ${r.cpuMsPerAccepted.toFixed(2)} CPU ms/accepted (relays + pg; main threads ${r.mainMsPerAccepted.toFixed(2)}); ${r.cpu}; load ${r.load}${r.database ? `\n${r.database}` : ''}`;
 
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
@@ -444,6 +511,17 @@ export async function benchPostgres(): Promise<void> {
         console.log(`${WORKSPACES} workspaces, 1 relay / pg ceiling:          ${(ofCeiling * 100).toFixed(0)} %   (target >= 70 %: ${verdict(ofCeiling >= 0.7)})`);
         console.log(`1 workspace 3/1 ratio / ${WORKSPACES} workspaces 3/1 ratio:  ${(ratio1 / ratio20).toFixed(2)}    (1 workspace ${ratio1.toFixed(2)}x; target >= 0.95: ${verdict(ratio1 / ratio20 >= 0.95)})`);
         console.log(`1 relay, ${WORKSPACES} workspaces / 1 workspace:          ${spread.toFixed(2)}x   (target >= 0.9x: ${verdict(spread >= 0.9)})`);
+        // What the machine's load cannot move: one relay is bound by its main thread (its event
+        // loop, one core), three by every core, so each ratio of rates is one of CPU per request.
+        const main = (w: number) => runs.get(`${w}/1`)!.mainMsPerAccepted;
+        const all = (w: number) => runs.get(`${w}/3`)!.cpuMsPerAccepted;
+        console.log(
+          `  from CPU per accepted request alone (1 relay bound by its main thread, 3 by the cores): 1 relay's main thread ${main(1).toFixed(2)} ms (1 workspace) / ` +
+            `${main(WORKSPACES).toFixed(2)} (${WORKSPACES}) = ${(main(1) / main(WORKSPACES)).toFixed(2)}; 3 relays' relays + pg ${all(WORKSPACES).toFixed(2)} (${WORKSPACES}) / ` +
+            `${all(1).toFixed(2)} (1) = ${(all(WORKSPACES) / all(1)).toFixed(2)}; 1-workspace 3/1 ratio / ${WORKSPACES}-workspace 3/1 ratio = their product, ` +
+            `${((main(1) / main(WORKSPACES)) * (all(WORKSPACES) / all(1))).toFixed(2)} (the CPU counts the delivery running meanwhile: ` +
+            `comparable only while delivered/s is a like share of req/s in the four targets)`,
+        );
       }
     }
 

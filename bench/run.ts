@@ -19,6 +19,7 @@ import { waitBench } from './inbox-wait.js';
 import { checksBench } from './checks.js';
 import { searchBench } from './inbox-search.js';
 import { cpuSeconds, settled, threadCpuSeconds } from './process-cpu.js';
+import { composeBlast, smtpBlast, type BlastMessage } from './smtp-blast.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -34,11 +35,23 @@ const SUSTAINED_RATE = Number(process.env.BENCH_SUSTAINED_RATE ?? 400);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const SINK_N = Number(process.env.BENCH_SINK_N ?? 3_000);
 // Sent to each sink target first and not counted, as the end-to-end warm-up: the figures are a warmed
-// server's, not its first compilations'.
-const SINK_WARM_UP = Number(process.env.BENCH_SINK_WARM_UP ?? 500);
+// server's, not its first compilations'. 3,000, not 500: after 500 the relay's threads other than
+// the main one still spent 0.24 ms a message during intake (V8's background compiler in perf's
+// samples), 0.13 ms after 3,000; with indexing, 1.18 against 1.05 ms a message in all (session 11).
+const SINK_WARM_UP = Number(process.env.BENCH_SINK_WARM_UP ?? 3_000);
+// The sink section's load generator: `blast` (raw sockets, PIPELINING, BENCH_SINK_CONNECTIONS
+// connections; bench/smtp-blast.ts) or `nodemailer` (the pool of 8 the other SMTP sections use).
+const SINK_CLIENT = process.env.BENCH_SINK_CLIENT ?? 'blast';
+const SINK_CONNECTIONS = Number(process.env.BENCH_SINK_CONNECTIONS ?? 32);
 const CAPTURED_N = Number(process.env.BENCH_CAPTURED_N ?? 100_000);
 const SUBMISSION_ROUNDS = Number(process.env.BENCH_SUBMISSION_ROUNDS ?? 3);
 const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
+// Admission: requests sent to each target before its measured window, not counted, as the end-to-end
+// warm-up (E2E_WARM_UP) is a count of emails: a relay's first thousands of requests pay for its JIT's
+// compilations (CPU per request 0.64 - 0.87 ms after one second of warm-up, 0.34 - 0.52 after five,
+// load 15 - 18, BENCHMARKS.md), and a second of load was 400 requests on a loaded machine, 3,000 on
+// a quiet one.
+const ADMISSION_WARM_UP = Number(process.env.BENCH_ADMISSION_WARM_UP ?? 5_000);
 const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,checks,postgres').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
@@ -46,20 +59,35 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const median = (xs: number[]) => pct([...xs].sort((a, b) => a - b), 50);
 const loadNow = () => `load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`;
 
-/** The CPU a target's process and its main thread use, and this process's (the load generator). */
-const targetCpu = (name: string, pid: number | undefined) => ({ [name]: String(pid), [`${name} main thread`]: `${pid}/task/${pid}`, 'bench client': 'self' });
+/**
+ * The CPU a target's process and its main thread use, and this process's (the load generator). For
+ * a relay (`runtimeThreads`: its threads before it started, bench/target.ts) also its worker
+ * threads (relay/threads/: delivery and the inbox's parsing) and the runtime's other threads (V8's
+ * compiler and garbage collector helpers, libuv's pool where SQLite's statements run).
+ */
+function targetCpu(name: string, pid: number | undefined, runtimeThreads: string[] = []): Record<string, string | string[]> {
+  const cpu: Record<string, string | string[]> = { [name]: String(pid), [`${name} main thread`]: `${pid}/task/${pid}` };
+  if (runtimeThreads.length > 0) {
+    const thread = (tid: string) => `${pid}/task/${tid}`;
+    cpu[`${name} worker threads`] = [...threadCpuSeconds(pid!).keys()].filter((tid) => !runtimeThreads.includes(tid)).map(thread);
+    cpu[`${name} runtime threads`] = runtimeThreads.filter((tid) => tid !== String(pid)).map(thread);
+  }
+  return { ...cpu, 'bench client': 'self' };
+}
 
 /**
  * Measures the CPU of processes or threads over a stretch: the function it returns gives each one's
  * share of one core, and with `perItem` (emails handled meanwhile) also each one's CPU milliseconds
  * per item, the figure that survives a loaded machine.
  */
-function cpuMeter(pids: Record<string, string>) {
+function cpuMeter(pids: Record<string, string | string[]>) {
+  // A list of threads counts as their sum.
+  const seconds = (proc: string | string[]) => (Array.isArray(proc) ? proc.reduce((sum, p) => sum + cpuSeconds(p), 0) : cpuSeconds(proc));
   const start = performance.now();
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, seconds(pid)]));
   return (perItem?: { n: number; unit: string }) => {
     const wall = (performance.now() - start) / 1000;
-    const used = Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!] as const);
+    const used = Object.entries(pids).map(([name, pid]) => [name, seconds(pid) - before[name]!] as const);
     const shares = used.map(([name, s]) => `${name} ${((s / wall) * 100).toFixed(0)}%`).join(', ');
     if (!perItem) return shares;
     const per = used.map(([name, s]) => `${name} ${((s * 1000) / perItem.n).toFixed(2)} ms`).join(', ');
@@ -79,6 +107,8 @@ interface Target {
   bootstrap: Bootstrap;
   child: ChildProcess;
   dir: string;
+  /** A relay's threads before it started (bench/target.ts). */
+  runtimeThreads?: string[];
 }
 interface Memory { rss: number; peakRss: number }
 
@@ -127,7 +157,7 @@ function message(domain: string, i = 0, recipients = 3) {
 }
 
 // ---------- 1. admission ----------
-interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number; cpuMs: number; mainCpuMs: number; load: string }
+interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number; idleRss: number; peakRss: number; cpuMs: number; mainCpuMs: number; load: string; delivered?: number }
 
 const TARGETS = [
   { id: 'node', kind: 'node', name: 'bare node:http (JSON parse, 202)', env: {} },
@@ -141,6 +171,14 @@ const ADMISSION_TARGETS = process.env.BENCH_ADMISSION_TARGETS?.split(',').map((x
 const admissionTargets = TARGETS.filter((t) => !ADMISSION_TARGETS || ADMISSION_TARGETS.includes(t.id));
 
 let idempotencyCounter = 0;
+
+/** Recipients the relay has delivered (or tried) since it started, from its /metrics counters. */
+async function deliveriesSoFar(t: { url: string }): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^raven_deliveries_total\{[^}]*\} (\d+)$/gm)) n += Number(m[1]);
+  return n;
+}
 
 async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   const t = await startTarget(target.kind, target.env);
@@ -165,19 +203,22 @@ async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   const probe = await fetch(`${t.url}/v1/emails`, { method: 'POST', headers: { ...headers, 'idempotency-key': 'bench-probe' }, body: bodyStr });
   if (probe.status !== 202) console.log(`  (warning: ${target.name} answered ${probe.status}: ${await probe.text()})`);
   else await probe.arrayBuffer();
-  await autocannon({ ...opts, duration: 1 }); // warm-up, not reported
+  await autocannon({ ...opts, amount: ADMISSION_WARM_UP }); // warm-up, not reported
   // CPU per answered request over the measured window: the target's process (all threads: for the
   // relay its delivery into the sink too) and its main thread alone.
   const pid = t.child.pid!;
+  const deliveredBefore = target.kind === 'relay' ? await deliveriesSoFar(t) : 0;
   const cpuBefore = [cpuSeconds(pid), cpuSeconds(`${pid}/task/${pid}`)];
   const r = await autocannon({ ...opts, duration: SECONDS });
   const cpuMs = ((cpuSeconds(pid) - cpuBefore[0]!) * 1000) / r.requests.total;
   const mainCpuMs = ((cpuSeconds(`${pid}/task/${pid}`) - cpuBefore[1]!) * 1000) / r.requests.total;
+  const delivered = target.kind === 'relay' ? (await deliveriesSoFar(t)) - deliveredBefore : undefined;
   const loadAfter = loadNow();
   const memory = await stopTarget(t);
   return {
     cpuMs,
     mainCpuMs,
+    delivered,
     load: loadAfter,
     rps: r.requests.average,
     p50: r.latency.p50,
@@ -198,7 +239,7 @@ const range = (xs: number[], fmt: (x: number) => string) => {
 
 async function admission() {
   console.log(
-    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (+1s warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
+    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (after ${ADMISSION_WARM_UP} requests of warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
       `a fresh Idempotency-Key per request; ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, targets interleaved\n`,
   );
   const runs = new Map<string, Load[]>(TARGETS.map((t) => [t.id, []]));
@@ -209,7 +250,8 @@ async function admission() {
       console.log(
         `${target.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  ` +
           `total ${r.total}  non2xx ${r.non2xx}  errors ${r.errors}  RSS idle ${mb(r.idleRss)}, peak ${mb(r.peakRss)}  ` +
-          `CPU ${r.cpuMs.toFixed(2)} ms/request (main thread ${r.mainCpuMs.toFixed(2)}); ${r.load}`,
+          `CPU ${r.cpuMs.toFixed(2)} ms/request (main thread ${r.mainCpuMs.toFixed(2)})` +
+          `${r.delivered === undefined ? '' : `; delivered meanwhile ${(r.delivered / 3 / SECONDS).toFixed(0)} emails/s`}; ${r.load}`,
       );
     }
   }
@@ -297,15 +339,18 @@ async function deliveryLatencies(t: Target, ids: string[]) {
 // Each end-to-end load is measured after a warm-up of E2E_WARM_UP messages through the same path,
 // not counted (as the admission section's second of warm-up): otherwise the 500 measured pay for
 // the JIT's first compilations, a cost a relay pays once, not per email. The relay's CPU per email
-// still fell round after round until about 1,000 emails had passed (4.1-4.4 ms after 100, 2.9-3.2 ms
-// after 3,000: session 9), so the warm-up is 1,000; the ceiling gets the same.
-const E2E_WARM_UP = Number(process.env.BENCH_E2E_WARM_UP ?? 1_000);
+// still fell round after round until about 2,000 emails had passed: in rounds of 500 after 200,
+// 4.38, 4.40, 4.12, 3.36, 3.20, 3.18, 2.52, 3.40 ms (session 11, load 22-23; V8's background
+// compiler still optimizing functions first made hot in each of the three isolates), so the 500
+// measured after 1,000 paid about a quarter more than a warmed relay. The warm-up is 3,000, as the
+// sink section's; the ceiling gets the same.
+const E2E_WARM_UP = Number(process.env.BENCH_E2E_WARM_UP ?? 3_000);
 
 async function e2eRelay(recipients: number) {
   const t = await startTarget('relay');
   await pool(E2E_WARM_UP, 20, (i) => send(t, i, recipients));
   await waitForEmptyQueue(t, 60_000);
-  const cpu = cpuMeter(targetCpu('relay', t.child.pid));
+  const cpu = cpuMeter(targetCpu('relay', t.child.pid, t.runtimeThreads));
   const start = Date.now();
   const ids = await pool(E2E_N, 20, (i) => send(t, i, recipients));
   const admittedMs = Date.now() - start;
@@ -388,7 +433,7 @@ async function sustained() {
   // compilations in the run's first seconds, at more CPU per email than 400/s leaves room for.
   await pool(E2E_WARM_UP, 20, (i) => send(t, i, 1));
   await waitForEmptyQueue(t, 60_000);
-  const cpu = cpuMeter(targetCpu('relay', t.child.pid));
+  const cpu = cpuMeter(targetCpu('relay', t.child.pid, t.runtimeThreads));
   const ids: string[] = [];
   const depths: number[] = [];
   // Each second: jobs waiting / in flight (the worker's claimed jobs).
@@ -486,23 +531,35 @@ function threadMsPer(pid: number, before: Map<string, number>, after: Map<string
     .join(', ');
 }
 
+/** The sink section's load of n messages of 3 recipients (SINK_CLIENT), composed now; sent to a port by the function it returns. */
+async function sinkLoadOf(n: number): Promise<(port: number) => Promise<{ perSec: number; p50: number; p99: number; failed: number }>> {
+  if (SINK_CLIENT === 'nodemailer') return (port) => smtpLoad(port, n, 3);
+  const load = await composeBlast(Array.from({ length: n }, (_, i) => JSON.parse(message('example.test', i, 3)) as BlastMessage));
+  return (port) => smtpBlast(port, load, SINK_CONNECTIONS);
+}
+const sinkClient =
+  SINK_CLIENT === 'nodemailer'
+    ? '20 concurrent senders, nodemailer pool of 8 connections'
+    : `${SINK_CONNECTIONS} raw connections with PIPELINING (bench/smtp-blast.ts; messages composed by nodemailer before the clock starts)`;
+
 async function sinkIntake() {
   console.log(
-    `\nsink intake: ${SINK_N} messages x 3 recipients (after ${SINK_WARM_UP} not counted, each target), 20 concurrent senders, nodemailer pool of 8 connections -> accepted (250); ` +
+    `\nsink intake: ${SINK_N} messages x 3 recipients (after ${SINK_WARM_UP} not counted, each target), ${sinkClient} -> accepted (250); ` +
       `${ROUNDS} round(s), the relay and MailDev alternating (${loadNow()})`,
   );
   const install = await installMailDev();
+  const [warmUpLoad, sinkLoad] = [await sinkLoadOf(SINK_WARM_UP), await sinkLoadOf(SINK_N)];
   const sums = { relay: 0, maildev: 0, bare: 0 };
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const t = await startTarget('relay');
-      await smtpLoad(t.smtpPort, SINK_WARM_UP, 3);
+      await warmUpLoad(t.smtpPort);
       await ask(t, { cmd: 'indexed' }); // the warm-up's entries indexed before the measured load
       const cpu = cpuMeter(targetCpu('relay', t.child.pid));
       const cpu0 = cpuSeconds(String(t.child.pid));
       const threads0 = threadCpuSeconds(t.child.pid!);
-      const relay = await smtpLoad(t.smtpPort, SINK_N, 3);
-      const relayCpu = cpu();
+      const relay = await sinkLoad(t.smtpPort);
+      const relayCpu = cpu({ n: SINK_N, unit: 'message' });
       const cpu1 = cpuSeconds(String(t.child.pid));
       // The inbox entries the indexer deferred while the sink was busy: their cost, after the last 250.
       const indexStart = performance.now();
@@ -518,12 +575,12 @@ async function sinkIntake() {
       );
       console.log(`  relay CPU ms per message by thread, intake and indexing: ${threadMsPer(t.child.pid!, threads0, threads2, SINK_N)}`);
       const maildev = await startMailDev(install.dir);
-      await smtpLoad(maildev.smtpPort, SINK_WARM_UP, 3);
+      await warmUpLoad(maildev.smtpPort);
       const mcpu = cpuMeter(targetCpu('maildev', maildev.pid));
       const m0 = cpuSeconds(String(maildev.pid));
       const mthreads0 = threadCpuSeconds(maildev.pid!);
-      const other = await smtpLoad(maildev.smtpPort, SINK_N, 3);
-      const otherCpu = mcpu();
+      const other = await sinkLoad(maildev.smtpPort);
+      const otherCpu = mcpu({ n: SINK_N, unit: 'message' });
       const m1 = cpuSeconds(String(maildev.pid));
       const mthreads1 = threadCpuSeconds(maildev.pid!);
       await maildev.stop();
@@ -534,14 +591,16 @@ async function sinkIntake() {
       console.log(`  MailDev CPU ms per message by thread: ${threadMsPer(maildev.pid!, mthreads0, mthreads1, SINK_N)}`);
       // The ceiling: the same load into an smtp-server that drops every message, in its own process.
       const b = await startTarget('smtp');
-      await smtpLoad(b.smtpPort, SINK_WARM_UP, 3);
+      await warmUpLoad(b.smtpPort);
+      const bcpu = cpuMeter({ bare: String(b.child.pid), 'bench client': 'self' });
       const b0 = cpuSeconds(String(b.child.pid));
-      const bare = await smtpLoad(b.smtpPort, SINK_N, 3);
+      const bare = await sinkLoad(b.smtpPort);
+      const bareCpu = bcpu({ n: SINK_N, unit: 'message' });
       const b1 = cpuSeconds(String(b.child.pid));
       await stopTarget(b);
       console.log(
         `bare smtp-server (drops all)  ${bare.perSec.toFixed(0)} msgs/s  send p50 ${bare.p50} ms  p99 ${bare.p99} ms  failed ${bare.failed}  ` +
-          `(CPU per message ${cpuMsPer(b0, b1, SINK_N)}): the ceiling of SMTP intake`,
+          `(CPU: ${bareCpu}; bare CPU per message ${cpuMsPer(b0, b1, SINK_N)}): the ceiling of SMTP intake`,
       );
       const pc = (a: number, z: number) => `${((a / z) * 100).toFixed(0)}%`;
       console.log(

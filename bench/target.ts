@@ -1,9 +1,10 @@
 // A load target run in its own process so autocannon (in the parent) does not share its event loop.
 // Usage (forked by bench/run.ts): node --import tsx bench/target.ts <node|sqlite|smtp|relay> <dataDir>
-// Sends {url, apiKey, domain, projectId, adminToken} over IPC when ready, then answers each request:
+// Sends {url, apiKey, domain, projectId, adminToken, runtimeThreads} over IPC when ready, then answers each request:
 // {cmd: 'memory'} -> {rss, peakRss}; {cmd: 'indexed'} (relay) -> once every captured message has its
 // inbox entry; {cmd: 'stop'} -> {rss, peakRss}, then exits.
 import { createHash } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -198,6 +199,11 @@ async function startSmtp() {
 
 async function startRelayTarget() {
   const { startRelay } = await import('../relay/app.js');
+  // The threads before the relay starts: the runtime's (V8's compiler and GC helpers, libuv's pool,
+  // started here by a read through it, where SQLite's statements run). Every thread added later is
+  // one of the relay's worker threads (relay/threads/), so bench/run.ts can tell the three apart.
+  await readFile(fileURLToPath(import.meta.url));
+  const runtimeThreads = existsSync('/proc/self/task') ? readdirSync('/proc/self/task') : [];
   const relay = await startRelay({
     flags: { dataDir, port: 0, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error' },
     env: {},
@@ -210,6 +216,7 @@ async function startRelayTarget() {
   });
   const bootstrap = relay.bootstrap!;
   return {
+    runtimeThreads,
     url: relay.httpUrl,
     apiKey: bootstrap.apiKey,
     domain: bootstrap.domain,
@@ -248,6 +255,8 @@ type Target = {
   bootstrap?: Bootstrap;
   stop(): Promise<unknown>;
   indexed?: () => Promise<void>;
+  /** The relay process's threads before the relay started (main included), by id; empty off Linux. */
+  runtimeThreads?: string[];
 };
 const target: Target =
   kind === 'node' ? await startNode() : kind === 'sqlite' ? await startSqlite() : kind === 'smtp' ? await startSmtp() : await startRelayTarget();
@@ -260,6 +269,7 @@ process.send!({
   submissionPort: target.submissionPort,
   bootstrap: target.bootstrap,
   adminToken: ADMIN_TOKEN,
+  runtimeThreads: target.runtimeThreads,
 });
 process.on('disconnect', () => process.exit(1));
 // Requests from bench/run.ts; each gets one reply.

@@ -19,6 +19,15 @@ const BURST_WAITING = 32;
 // A burst lasts this long after it was last seen: the count drops to nothing at every commit,
 // between one group and the next.
 const BURST_HOLD_MS = 1_000;
+// A burst saturates the relay once it has been seen for SATURATED_AFTER_MS with no gap longer than
+// BURST_GAP_MS: its clients keep its admissions full (a closed loop sends again as soon as it is
+// answered), so every CPU millisecond delivery takes is one they do not get. The hiccup of a
+// steady load (a slow fsync, a pause: a few hundred milliseconds of waiting admissions, then a
+// few again) is a burst, not saturation. The gap: between two sightings of a saturating burst lie
+// a commit and the clients' next requests, 100 - 250 ms at most on this machine at load 20
+// (BENCHMARKS.md, issue 24, session 11), a few milliseconds when it is quiet.
+const BURST_GAP_MS = 500;
+const SATURATED_AFTER_MS = 1_000;
 /** A relay tells the others its count at most this often: the most that waited since it last did. */
 const REPORT_EVERY_MS = 100;
 /** Another relay's report counts for this long (a relay that died stops counting then). */
@@ -32,6 +41,8 @@ interface AdmissionLoad {
   peak: number;
   /** performance.now() when a burst was last seen. */
   burstSeenAt: number;
+  /** performance.now() when the burst last seen began: seen since then with no gap over BURST_GAP_MS. */
+  burstSince: number;
   /** Whether this relay delivers the burst's allowance: the first, by id, of those with admissions waiting when it was last seen. */
   burstDelivers: boolean;
   reportedAt: number;
@@ -51,6 +62,7 @@ function loadOf(services: RelayServices): AdmissionLoad {
       waiting: 0,
       peak: 0,
       burstSeenAt: -Infinity,
+      burstSince: -Infinity,
       burstDelivers: true,
       reportedAt: -Infinity,
       reported: 0,
@@ -100,6 +112,7 @@ export function admissionWaiting(services: RelayServices): () => void {
     }
   }
   if (waiting >= BURST_WAITING) {
+    load.burstSince = burstBegan(load.burstSince, load.burstSeenAt, now);
     load.burstSeenAt = now;
     load.burstDelivers = first;
   }
@@ -110,13 +123,25 @@ export function admissionWaiting(services: RelayServices): () => void {
   };
 }
 
+/** When the burst seen at `now` began, given when the one seen before began (`since`) and was last seen (`seenAt`). */
+export function burstBegan(since: number, seenAt: number, now: number): number {
+  return now - seenAt > BURST_GAP_MS ? now : since;
+}
+
+/** Whether a burst that began at `since` and was last seen at `seenAt` saturates the relay at `now`. */
+export function burstSaturates(since: number, seenAt: number, now: number): boolean {
+  return now - seenAt <= BURST_GAP_MS && seenAt - since >= SATURATED_AFTER_MS;
+}
+
 /**
- * During a burst of admissions, this relay's share of the delivery allowance `allowance`: all of
- * it for the first relay in the burst, nothing for the others; undefined when there is none.
+ * During a burst of admissions, this relay's share of the delivery allowance `allowance` (given
+ * whether the burst saturates the relay): all of it for the first relay in the burst, nothing for
+ * the others; undefined when there is none.
  */
-export function burstAllowance(services: RelayServices, allowance: number): number | undefined {
+export function burstAllowance(services: RelayServices, allowance: (saturated: boolean) => number): number | undefined {
   // The worker asks from its start: from then on this relay hears the others' reports.
   const load = loadOf(services);
-  if (performance.now() - load.burstSeenAt >= BURST_HOLD_MS) return undefined;
-  return load.burstDelivers ? allowance : 0;
+  const now = performance.now();
+  if (now - load.burstSeenAt >= BURST_HOLD_MS) return undefined;
+  return load.burstDelivers ? allowance(burstSaturates(load.burstSince, load.burstSeenAt, now)) : 0;
 }

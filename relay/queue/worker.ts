@@ -59,21 +59,36 @@ const BURST_CONCURRENCY = 8;
 // BEHIND_LAG_MS since it fell due until one whose oldest had waited under CAUGHT_UP_MS, or the queue
 // is empty. Sustained load is one long burst, and the queue must keep pace with it, not absorb
 // all of it (at 8 in flight a loaded relay delivered 30 - 60 emails/s while admitting 400). Not
-// full concurrency: a saturating burst (the admission bench) is always behind, and 64 in flight
-// took a fifth of its admissions (BENCHMARKS.md, issue 24, session 8). Behind lasts until the
+// full concurrency: 64 in flight took a fifth of a burst's admissions (BENCHMARKS.md, issue 24,
+// session 8). Behind lasts until the
 // queue has caught up, not a fixed time: when it lapsed a second after the last late claim, the
 // worker fell back to 8 with 32 in flight and claimed nothing (and so saw no lag) until 26 of them
 // had ended, while the queue kept growing (BENCHMARKS.md, issue 24, session 10).
 const BEHIND_CONCURRENCY = 32;
 const BEHIND_LAG_MS = 200;
 const CAUGHT_UP_MS = 50;
+// ...and this many, behind or not, while the burst saturates the relay (domain/admission-load.ts:
+// admissions kept waiting for a second without a break, as a closed loop of clients keeps them):
+// admission gets the CPU first and delivery what is left. Such a burst is always behind (the
+// admission bench admits five times what the relay delivers), so at 32 in flight every dispatch
+// was CPU and writer commits its clients did not get (BENCHMARKS.md, issue 24, session 11). Not
+// none: delivery always progresses, and catches up at BEHIND_CONCURRENCY, then at full
+// concurrency, once the saturation lapses.
+const SATURATED_CONCURRENCY = 2;
 
 /**
  * How many dispatches to keep in flight: all of them, unless admissions are in a burst; then this
- * relay's share (`burstShare`: undefined when there is no burst) of the in-burst allowance.
+ * relay's share (`burstShare`: undefined when there is no burst) of the in-burst allowance, which
+ * depends on whether the burst saturates the relay.
  */
-export function inFlightLimit(concurrency: number, queueBehind: boolean, burstShare: (allowance: number) => number | undefined): number {
-  return burstShare(Math.min(concurrency, queueBehind ? BEHIND_CONCURRENCY : BURST_CONCURRENCY)) ?? concurrency;
+export function inFlightLimit(
+  concurrency: number,
+  queueBehind: boolean,
+  burstShare: (allowance: (saturated: boolean) => number) => number | undefined,
+): number {
+  const allowance = (saturated: boolean) =>
+    Math.min(concurrency, saturated ? SATURATED_CONCURRENCY : queueBehind ? BEHIND_CONCURRENCY : BURST_CONCURRENCY);
+  return burstShare(allowance) ?? concurrency;
 }
 
 /**
@@ -451,8 +466,8 @@ class DeliveryWorker implements Worker {
   private room(): number {
     // Clients waiting on admission come first: during a burst of admissions at most the pace of an
     // upstream is kept in flight (shared among the relays in the burst), so the CPU goes to
-    // answering them and the queue absorbs the burst, unless it falls behind; full concurrency
-    // returns a second after the burst.
+    // answering them and the queue absorbs the burst, unless it falls behind; while the burst
+    // saturates the relay, two; full concurrency returns a second after the burst.
     const limit = inFlightLimit(this.concurrency, this.behind, (allowance) => burstAllowance(this.services, allowance));
     const room = limit - this.inflight.size;
     if (this.stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && this.inflight.size > 0)) return 0;

@@ -3,7 +3,7 @@
 // allowance, the others none; sixteen alone are not one. Each relay reports the most that waited since its last report.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admissionWaiting, burstAllowance } from '../../relay/domain/admission-load.js';
+import { admissionWaiting, burstAllowance, burstBegan, burstSaturates } from '../../relay/domain/admission-load.js';
 import { RelayBus } from '../../relay/bus.js';
 import type { RelayServices } from '../../relay/services.js';
 
@@ -17,24 +17,24 @@ const relay = () => {
 test('sixteen admissions waiting on one relay alone are no burst', () => {
   const { services } = relay();
   const done = Array.from({ length: 16 }, () => admissionWaiting(services));
-  assert.equal(burstAllowance(services, 8), undefined);
+  assert.equal(burstAllowance(services, () => 8), undefined);
   for (const d of done) d();
 });
 
 test("another relay's waiting admissions count: the burst's allowance goes whole to the first relay in it, by id", () => {
   const { services, bus } = relay();
-  assert.equal(burstAllowance(services, 8), undefined); // the worker asks from its start
+  assert.equal(burstAllowance(services, () => 8), undefined); // the worker asks from its start
   // Relay ids are random UUIDs (hex): '~' sorts after every one, '!' before.
   bus.emit('admission.load', { relay: '~after', waiting: 20 });
   const done = Array.from({ length: 12 }, () => admissionWaiting(services));
-  assert.equal(burstAllowance(services, 8), 8);
+  assert.equal(burstAllowance(services, () => 8), 8);
   bus.emit('admission.load', { relay: '!before', waiting: 5 });
   done.push(admissionWaiting(services));
-  assert.equal(burstAllowance(services, 8), 0);
+  assert.equal(burstAllowance(services, () => 8), 0);
   // A relay whose admissions no longer wait is not in the burst: this one delivers again.
   bus.emit('admission.load', { relay: '!before', waiting: 0 });
   done.push(admissionWaiting(services));
-  assert.equal(burstAllowance(services, 8), 8);
+  assert.equal(burstAllowance(services, () => 8), 8);
   for (const d of done) d();
 });
 
@@ -51,5 +51,26 @@ test('a relay reports its own count at once, then at most every 100 ms with the 
   assert.equal(reports.length, 2);
   assert.equal(reports[1]!.waiting, 5);
   // Its own reports are not another relay's.
-  assert.equal(burstAllowance(services, 8), undefined);
+  assert.equal(burstAllowance(services, () => 8), undefined);
+});
+
+test('a burst saturates the relay once it has been seen for a second with no gap over 500 ms; a hiccup does not', () => {
+  // Sightings every 200 ms (a closed loop's commits on a loaded machine): one burst, saturating from 1,000 ms on.
+  let since = -Infinity;
+  let seenAt = -Infinity;
+  for (let now = 10_000; now <= 11_000; now += 200) {
+    since = burstBegan(since, seenAt, now);
+    seenAt = now;
+    assert.equal(since, 10_000);
+    assert.equal(burstSaturates(since, seenAt, now), now - 10_000 >= 1_000);
+  }
+  // It lapses 500 ms after its last sighting (the burst itself lasts a second after it)...
+  assert.equal(burstSaturates(since, seenAt, 11_500), true);
+  assert.equal(burstSaturates(since, seenAt, 11_501), false);
+  // ...and a sighting after a longer gap begins a new burst, not saturating yet.
+  since = burstBegan(since, seenAt, 11_600);
+  assert.equal(since, 11_600);
+  assert.equal(burstSaturates(since, 11_600, 11_600), false);
+  // A steady load's hiccup: 300 ms of sightings, then none.
+  assert.equal(burstSaturates(20_000, 20_300, 20_300), false);
 });

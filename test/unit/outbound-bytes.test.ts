@@ -83,6 +83,11 @@ describe('outbound message bytes', () => {
       'From: a@example.test\r\nSubject: no body\r\n\r\n',
       'From: a@example.test\r\n\r\n\r\n\r\n',
       'From: a@example.test\r\nSubject: headers only',
+      // Bodies already canonical but for their ends (hashed as they are): no final line break, a
+      // leading space, trailing empty lines; and one that ends with a space, which is not.
+      'From: a@example.test\r\n\r\n leading space\r\n\r\nno final line break',
+      'From: a@example.test\r\n\r\ncanonical\r\n\r\nlines\r\n\r\n\r\n',
+      'From: a@example.test\r\n\r\nends with a space ',
       // A field without a colon, an NBSP before a name, 8-bit bytes.
       'From: a@example.test\r\nnot a field\r\n\u00a0Subject: nbsp\r\nX-8bit: caf\u00e9\r\n\r\ncaf\u00e9  \r\nend',
     ].map((s) => Buffer.from(s, 'latin1'));

@@ -1,6 +1,7 @@
 // How many dispatches the worker keeps in flight (relay/queue/worker.ts): all of them, fewer while
 // admissions are in a burst (clients first), and more of those again when the queue falls behind
-// the burst (sustained load must not queue up for its whole length), until it has caught up.
+// the burst (sustained load must not queue up for its whole length), until it has caught up; two
+// while the burst saturates the relay (admission first, delivery what is left).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { behindAfterClaim, inFlightLimit } from '../../relay/queue/worker.js';
@@ -8,8 +9,8 @@ import { behindAfterClaim, inFlightLimit } from '../../relay/queue/worker.js';
 describe('the worker in flight', () => {
   test('full concurrency without a burst; 8 in a burst; 32 in a burst the queue falls behind; shared among relays', () => {
     const noBurst = () => undefined;
-    const alone = (allowance: number) => allowance;
-    const amongThree = (allowance: number) => Math.max(1, Math.floor(allowance / 3));
+    const alone = (allowance: (saturated: boolean) => number) => allowance(false);
+    const amongThree = (allowance: (saturated: boolean) => number) => Math.max(1, Math.floor(allowance(false) / 3));
     assert.equal(inFlightLimit(64, false, noBurst), 64);
     assert.equal(inFlightLimit(64, true, noBurst), 64);
     assert.equal(inFlightLimit(64, false, alone), 8);
@@ -19,6 +20,13 @@ describe('the worker in flight', () => {
     // Never above the configured concurrency.
     assert.equal(inFlightLimit(4, false, alone), 4);
     assert.equal(inFlightLimit(16, true, alone), 16);
+  });
+
+  test('2 in flight while the burst saturates the relay, behind or not', () => {
+    const saturated = (allowance: (saturated: boolean) => number) => allowance(true);
+    assert.equal(inFlightLimit(64, false, saturated), 2);
+    assert.equal(inFlightLimit(64, true, saturated), 2);
+    assert.equal(inFlightLimit(1, true, saturated), 1);
   });
 
   test('behind from a claimed job that had waited more than 200 ms since it fell due until every one claimed had waited under 50 ms', () => {
