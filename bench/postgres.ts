@@ -519,8 +519,8 @@ export async function benchPostgres(): Promise<void> {
           `  from CPU per accepted request alone (1 relay bound by its main thread, 3 by the cores): 1 relay's main thread ${main(1).toFixed(2)} ms (1 workspace) / ` +
             `${main(WORKSPACES).toFixed(2)} (${WORKSPACES}) = ${(main(1) / main(WORKSPACES)).toFixed(2)}; 3 relays' relays + pg ${all(WORKSPACES).toFixed(2)} (${WORKSPACES}) / ` +
             `${all(1).toFixed(2)} (1) = ${(all(WORKSPACES) / all(1)).toFixed(2)}; 1-workspace 3/1 ratio / ${WORKSPACES}-workspace 3/1 ratio = their product, ` +
-            `${((main(1) / main(WORKSPACES)) * (all(WORKSPACES) / all(1))).toFixed(2)} (the CPU counts the delivery running meanwhile: ` +
-            `comparable only while delivered/s is a like share of req/s in the four targets)`,
+            `${((main(1) / main(WORKSPACES)) * (all(WORKSPACES) / all(1))).toFixed(2)} (holds when the bench has the machine: one relay near a ` +
+            `full core, and delivered/s a like share of req/s in the four targets, whose CPU it counts too)`,
         );
       }
     }
