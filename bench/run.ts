@@ -339,9 +339,12 @@ async function deliveryLatencies(t: Target, ids: string[]) {
 // Each end-to-end load is measured after a warm-up of E2E_WARM_UP messages through the same path,
 // not counted (as the admission section's second of warm-up): otherwise the 500 measured pay for
 // the JIT's first compilations, a cost a relay pays once, not per email. The relay's CPU per email
-// still fell round after round until about 1,000 emails had passed (4.1-4.4 ms after 100, 2.9-3.2 ms
-// after 3,000: session 9), so the warm-up is 1,000; the ceiling gets the same.
-const E2E_WARM_UP = Number(process.env.BENCH_E2E_WARM_UP ?? 1_000);
+// still fell round after round until about 2,000 emails had passed: in rounds of 500 after 200,
+// 4.38, 4.40, 4.12, 3.36, 3.20, 3.18, 2.52, 3.40 ms (session 11, load 22-23; V8's background
+// compiler still optimizing functions first made hot in each of the three isolates), so the 500
+// measured after 1,000 paid about a quarter more than a warmed relay. The warm-up is 3,000, as the
+// sink section's; the ceiling gets the same.
+const E2E_WARM_UP = Number(process.env.BENCH_E2E_WARM_UP ?? 3_000);
 
 async function e2eRelay(recipients: number) {
   const t = await startTarget('relay');
