@@ -167,7 +167,7 @@ interface Load { rps: number; p50: number; p99: number; non2xx: number; errors: 
 const TARGETS = [
   { id: 'node', kind: 'node', name: 'bare node:http (JSON parse, 202)', env: {} },
   { id: 'sqlite', kind: 'sqlite', name: 'sqlite3 group commit, same rows', env: {} },
-  { id: 'relay', kind: 'relay', name: 'raven relay POST /v1/emails (sink delivery, 64 in flight)', env: {} },
+  { id: 'relay', kind: 'relay', name: 'raven relay POST /v1/emails (sink delivery, default pacing)', env: {} },
   { id: 'relay8', kind: 'relay', name: '  relay, delivery concurrency 8', env: { BENCH_DELIVERY_CONCURRENCY: '8' } },
   { id: 'relay1', kind: 'relay', name: '  relay, delivery concurrency 1', env: { BENCH_DELIVERY_CONCURRENCY: '1' } },
 ] as const;

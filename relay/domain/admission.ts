@@ -173,7 +173,13 @@ class BatchRows {
 
 async function admitBatch(services: RelayServices, tx: Queryable, items: Admission[]): Promise<Array<PromiseSettledResult<Admitted>>> {
   const windows = rateWindowsOf(services, items);
-  const counters = { windows, usageScopes: unique(items.flatMap((a) => chargedScopes(a.key))), nowMs: () => services.clock.nowMs() };
+  const counters = {
+    windows,
+    usageScopes: unique(items.flatMap((a) => chargedScopes(a.key))),
+    nowMs: () => services.clock.nowMs(),
+    // Each admission records at most one hit in each window.
+    maxHits: items.length,
+  };
   const taken = await takeCounters(services.db, tx, counters, (held) => readState(tx, items, held), (held, read, nowMs) => {
     // This may run twice (storage/counters.ts): each run starts from what was read, keeping
     // nothing of the one before (a key remembered by its first run would replay an email never

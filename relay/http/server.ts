@@ -14,10 +14,25 @@ import type { SubmissionEndpoint } from './admin-submission.js';
 import { buildRoutes, type SocketEndpoints } from './routes.js';
 import { explainListenError } from '../listen-error.js';
 
+/**
+ * An idle keep-alive connection: clients are told it lasts KEEP_ALIVE_ADVERTISED_S, and the server
+ * holds it KEEP_ALIVE_HELD_MS. A client reuses an idle connection until the time advertised (undici,
+ * the SDK's and fetch's client: two seconds less), so one the server had already closed is never
+ * picked. With the two equal (node's default) the margin was those two seconds: a client whose
+ * event loop stalled that long after an answer (a busy machine) sent its next request on a
+ * connection the server was closing and got no answer at all ("other side closed"; a POST
+ * without an Idempotency-Key cannot be retried). Held as long as a new connection that sends
+ * nothing may stay by default (limits.httpHeadersTimeoutMs).
+ */
+const KEEP_ALIVE_ADVERTISED_S = 5;
+const KEEP_ALIVE_HELD_MS = 15_000;
+
 function send(res: http.ServerResponse, requestId: string, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
   // nosniff on every answer: a JSON body carrying mail text must never be sniffed into HTML.
   const headers: Record<string, string | number> = { 'Request-Id': requestId, 'X-Content-Type-Options': 'nosniff', ...reply.headers };
+  // Written here, node:http would advertise the time it holds the connection (KEEP_ALIVE_HELD_MS).
+  if (res.shouldKeepAlive) headers['Keep-Alive'] = `timeout=${KEEP_ALIVE_ADVERTISED_S}`;
   let data: string | Buffer = '';
   if (reply.raw) {
     headers['Content-Type'] = reply.raw.contentType;
@@ -104,7 +119,7 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
       headersTimeout: config.limits.httpHeadersTimeoutMs,
       requestTimeout: 120_000,
       connectionsCheckingInterval: Math.round(Math.max(100, Math.min(5_000, config.limits.httpHeadersTimeoutMs / 3))),
-      keepAliveTimeout: 5_000,
+      keepAliveTimeout: KEEP_ALIVE_HELD_MS,
       maxHeaderSize: 16 * 1024,
     },
     (req, res) => {

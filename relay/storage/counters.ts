@@ -79,35 +79,73 @@ export interface CounterRow {
   at_ms: Array<number | string> | null;
   hits: number[] | null;
   used: number | null;
+  /** A rate window's row version as read (PostgreSQL's xmin): a charge finding it unchanged need not count the window again. */
+  version: string | null;
 }
 
-function stateOf(rows: CounterRow[], dialect: Dialect): CounterState {
+/**
+ * What the counters' rows say at nowMs. A rate window read as a count only (counterRead: far from
+ * its cap) stands as one entry of that count at nowMs, which the batch's decisions at nowMs count
+ * whole; it never comes near the cap within the batch, so no Retry-After is computed from it.
+ */
+function stateOf(rows: CounterRow[], dialect: Dialect, nowMs: number): CounterState {
   const rate = new Map<string, StoredRateEntry[]>();
   const used = new Map<string, number>();
   for (const r of rows) {
     if (r.kind === 'usage') used.set(r.scope, Number(r.used));
-    else rate.set(r.scope, (r.at_ms ?? []).map((at, i) => ({ atMs: Number(at), hits: Number(r.hits![i]) })));
+    else if (r.at_ms === null) rate.set(r.scope, Number(r.used) > 0 ? [{ atMs: nowMs, hits: Number(r.used) }] : []);
+    else rate.set(r.scope, r.at_ms.map((at, i) => ({ atMs: Number(at), hits: Number(r.hits![i]) })));
   }
   return { rate: dialect === 'postgres' ? rate : undefined, used };
+}
+
+/** What counterRead reads of the rate windows (PostgreSQL): their time, and how far a batch can charge one. */
+interface RateRead {
+  windows: readonly RateWindowRef[];
+  /** The clock before the read: entries at or before a window's length earlier are left out. */
+  atMs: number;
+  /** The most hits the batch can charge one window (one per admission); undefined: every entry is read. */
+  maxHits: number | undefined;
 }
 
 /**
  * The read of what the counters hold now, without holding them, to issue with a batch's other
  * reads (readTogether: no trip of its own). Exact on SQLite, whose single writer runs one batch
  * at a time; on PostgreSQL the charge checks every counter again as it charges.
+ *
+ * On PostgreSQL a rate window's row keeps two windows of entries (see CHARGE_CTES), oldest first;
+ * only those inside the window at the read's time are read (width_bucket finds the first by
+ * binary search), and of a window whose count then stays within its cap whatever the batch
+ * charges, only that count (`used`, with at_ms and hits NULL): a batch through twenty workspaces
+ * touches sixty windows of 50 – 100 entries each, which it would otherwise read, parse and adopt
+ * every time.
  */
-export function counterRead(q: Pick<Reader, 'dialect'>, rateScopes: readonly string[], usageScopes: readonly string[], month: string): Read<CounterRow> {
+export function counterRead(q: Pick<Reader, 'dialect'>, rate: RateRead, usageScopes: readonly string[], month: string): Read<CounterRow> {
   if (q.dialect === 'postgres') {
     return {
-      sql: `SELECT 'rate' AS kind, scope, at_ms, hits, NULL AS used FROM rate_windows WHERE scope = ANY(?)
-            UNION ALL SELECT 'usage', scope, NULL, NULL, used FROM usage_counters WHERE scope = ANY(?) AND month = ?`,
-      params: [rateScopes, usageScopes, month],
+      sql: `SELECT 'rate' AS kind, r.scope, CASE WHEN f.near THEN r.at_ms[b.k + 1:] END AS at_ms, CASE WHEN f.near THEN r.hits[b.k + 1:] END AS hits,
+                   i.n AS used, CAST(r.xmin AS text) AS version
+              FROM unnest(CAST(? AS text[]), CAST(? AS bigint[]), CAST(? AS bigint[])) AS c(scope, window_ms, cap)
+              JOIN rate_windows r ON r.scope = c.scope
+             CROSS JOIN LATERAL (SELECT width_bucket(CAST(? AS bigint) - c.window_ms, r.at_ms) AS k) AS b
+             CROSS JOIN LATERAL (SELECT COALESCE(SUM(h), 0) AS n FROM unnest(r.hits[b.k + 1:]) AS h) AS i
+             CROSS JOIN LATERAL (SELECT i.n + CAST(? AS bigint) > c.cap AS near) AS f
+            UNION ALL SELECT 'usage', scope, NULL, NULL, used, NULL FROM usage_counters WHERE scope = ANY(?) AND month = ?`,
+      params: [
+        rate.windows.map((w) => w.scope),
+        rate.windows.map((w) => w.windowMs),
+        rate.windows.map((w) => Math.floor(w.limit)),
+        rate.atMs,
+        rate.maxHits ?? Number.MAX_SAFE_INTEGER,
+        usageScopes,
+        month,
+      ],
     };
   }
   // SQLite keeps its rate windows in the limiter's memory.
   const where = inValues(q, 'scope', usageScopes);
   return {
-    sql: `SELECT 'usage' AS kind, scope, NULL AS at_ms, NULL AS hits, used FROM usage_counters WHERE ${where.sql} AND month = ?`,
+    sql: `SELECT 'usage' AS kind, scope, NULL AS at_ms, NULL AS hits, used, NULL AS version FROM usage_counters WHERE ${where.sql} AND month = ?`,
     params: [...where.params, month],
   };
 }
@@ -121,6 +159,16 @@ export function counterRead(q: Pick<Reader, 'dialect'>, rateScopes: readonly str
 // entry of its 1/50th of the window, or starts one. A charge of 0 always succeeds and drops
 // nothing (its time is 0): that is how lockCounters takes the rows. A usage counter is charged
 // when its count plus the charge stays within its cap.
+//
+// What that costs a window stays small however many entries it holds (a batch through twenty
+// workspaces charges sixty windows of 50 – 100 entries). Its entries stay oldest first, one per
+// 1/50th: a charge no older than the last entry's 1/50th (every charge of one relay, most of
+// several) joins it or follows it, dropping the few oldest entries that slid out (up to three,
+// found by position), without regrouping the row; any other (an older charge of another relay,
+// or a window idle for a while) regroups every entry, which yields the same entries for the others
+// (test/postgres/counters.test.ts compares the two). And a window whose row is still the version
+// the batch read (xmin: nothing charged it since) is checked against the count the batch read
+// (SeenWindows) instead of counting its entries again.
 const CHARGE_CTES = `
 rate AS (
   INSERT INTO rate_windows AS w (scope, window_ms, cap, kept_after_ms, at_ms, hits)
@@ -130,14 +178,30 @@ rate AS (
    ORDER BY c.scope
   ON CONFLICT (scope) DO UPDATE SET window_ms = excluded.window_ms, cap = excluded.cap,
     kept_after_ms = GREATEST(w.kept_after_ms, excluded.kept_after_ms), (at_ms, hits) = (
+      SELECT CASE WHEN excluded.hits[1] = 0 THEN w.at_ms
+                    WHEN p.n = 0 THEN excluded.at_ms
+                    WHEN excluded.at_ms[1] / p.g = w.at_ms[p.n] / p.g THEN w.at_ms[p.s:p.n - 1] || GREATEST(w.at_ms[p.n], excluded.at_ms[1])
+                    ELSE w.at_ms[p.s:p.n] || excluded.at_ms[1] END,
+             CASE WHEN excluded.hits[1] = 0 THEN w.hits
+                    WHEN p.n = 0 THEN excluded.hits
+                    WHEN excluded.at_ms[1] / p.g = w.at_ms[p.n] / p.g THEN w.hits[p.s:p.n - 1] || (w.hits[p.n] + excluded.hits[1])
+                    ELSE w.hits[p.s:p.n] || excluded.hits[1] END
+        FROM (SELECT cardinality(w.at_ms) AS n, GREATEST(1, excluded.window_ms / 50) AS g,
+                       CASE WHEN cardinality(w.at_ms) = 0 OR w.at_ms[1] > excluded.kept_after_ms THEN 1 WHEN w.at_ms[2] > excluded.kept_after_ms THEN 2
+                            WHEN w.at_ms[3] > excluded.kept_after_ms THEN 3 WHEN w.at_ms[4] > excluded.kept_after_ms THEN 4 END AS s) AS p
+         WHERE excluded.hits[1] = 0 OR (p.s IS NOT NULL AND (p.n = 0 OR excluded.at_ms[1] / p.g >= w.at_ms[p.n] / p.g))
+      UNION ALL
       SELECT COALESCE(array_agg(g.a ORDER BY g.a), '{}'), COALESCE(array_agg(g.h ORDER BY g.a), '{}')
         FROM (SELECT MAX(e.a) AS a, CAST(SUM(e.h) AS integer) AS h
                 FROM (SELECT x.a, x.h FROM unnest(w.at_ms, w.hits) AS x(a, h) WHERE x.a > excluded.kept_after_ms
                       UNION ALL SELECT excluded.at_ms[1], excluded.hits[1] WHERE excluded.hits[1] > 0) AS e
-               GROUP BY e.a / GREATEST(1, excluded.window_ms / 50)) AS g)
+               GROUP BY e.a / GREATEST(1, excluded.window_ms / 50)) AS g
+      LIMIT 1)
    WHERE excluded.hits[1] = 0
       OR (excluded.at_ms[1] - excluded.window_ms >= w.kept_after_ms
-          AND (SELECT COALESCE(SUM(x.h), 0) FROM unnest(w.at_ms, w.hits) AS x(a, h) WHERE x.a > excluded.at_ms[1] - excluded.window_ms)
+          AND CASE WHEN CAST(w.xmin AS text) = (CAST(? AS text[]))[array_position(CAST(? AS text[]), excluded.scope)]
+                   THEN (CAST(? AS bigint[]))[array_position(CAST(? AS text[]), excluded.scope)]
+                   ELSE (SELECT COALESCE(SUM(x.h), 0) FROM unnest(w.at_ms, w.hits) AS x(a, h) WHERE x.a > excluded.at_ms[1] - excluded.window_ms) END
               + excluded.hits[1] <= excluded.cap)
   RETURNING w.scope, w.at_ms, w.hits
 ), usage AS (
@@ -149,12 +213,12 @@ rate AS (
   ON CONFLICT (scope, month) DO UPDATE SET used = u.used + excluded.used
    WHERE excluded.used = 0
       OR CAST(u.used AS bigint) + excluded.used
-         <= (SELECT c.cap FROM unnest(CAST(? AS text[]), CAST(? AS bigint[])) AS c(scope, cap) WHERE c.scope = excluded.scope)
+         <= (CAST(? AS bigint[]))[array_position(CAST(? AS text[]), excluded.scope)]
   RETURNING u.scope, u.used
 )`;
 const CHARGED = `
-SELECT 'rate' AS kind, scope, at_ms, hits, NULL AS used FROM rate
-UNION ALL SELECT 'usage', scope, NULL, NULL, used FROM usage`;
+SELECT 'rate' AS kind, scope, at_ms, hits, NULL AS used, NULL AS version FROM rate
+UNION ALL SELECT 'usage', scope, NULL, NULL, used, NULL FROM usage`;
 const CHARGE_SQL = `WITH ${CHARGE_CTES}${CHARGED}`;
 
 // The charge and its reservation in one statement, all or nothing: the reservation's id is NULL,
@@ -185,32 +249,69 @@ const charges = (rate: readonly RateCharge[], usage: readonly UsageCharge[]) => 
   usage: usage.filter((u) => u.recipients > 0),
 });
 
-const chargeParams = (month: string, atMs: number, rate: readonly RateCharge[], usage: readonly UsageCharge[]) => {
+/**
+ * The rate windows as the batch read them, by scope: the row's version and its hits inside the
+ * window at the charge's time. A charge finding a window's row at that version (nothing charged it
+ * since) checks its cap against that count instead of counting the row's entries again.
+ */
+type SeenWindows = ReadonlyMap<string, { version: string; inWindow: number }>;
+
+const chargeParams = (month: string, atMs: number, rate: readonly RateCharge[], usage: readonly UsageCharge[], seen: SeenWindows) => {
   const caps = usage.map((u) => Math.floor(u.cap ?? UNCAPPED));
+  const scopes = rate.map((r) => r.scope);
   return [
     atMs,
     atMs,
-    rate.map((r) => r.scope),
+    scopes,
     rate.map((r) => r.windowMs),
     rate.map((r) => Math.floor(r.limit)),
     rate.map((r) => r.hits),
+    rate.map((r) => seen.get(r.scope)?.version ?? null),
+    scopes,
+    rate.map((r) => seen.get(r.scope)?.inWindow ?? null),
+    scopes,
     month,
     usage.map((u) => u.scope),
     usage.map((u) => u.recipients),
     caps,
     rate.length,
-    usage.map((u) => u.scope),
     caps,
+    usage.map((u) => u.scope),
   ];
 };
+
+/** What the batch read of its rate windows (SeenWindows), counted at atMs. */
+function seenWindows(rows: readonly CounterRow[], windows: readonly RateWindowRef[], atMs: number): SeenWindows {
+  const windowMs = new Map(windows.map((w) => [w.scope, w.windowMs]));
+  const seen = new Map<string, { version: string; inWindow: number }>();
+  for (const r of rows) {
+    const ms = windowMs.get(r.scope);
+    if (r.kind !== 'rate' || r.version === null || ms === undefined) continue;
+    // Read as a count: that of an earlier time (the read's), which counts at least as much.
+    let inWindow = r.at_ms === null ? Number(r.used) : 0;
+    r.at_ms?.forEach((at, i) => {
+      if (Number(at) > atMs - ms) inWindow += Number(r.hits![i]);
+    });
+    seen.set(r.scope, { version: r.version, inWindow });
+  }
+  return seen;
+}
 
 /**
  * Charges the counters on PostgreSQL with a reservation, all or nothing: a counter that does not
  * fit fails the statement (RESERVED_CHARGE_SQL).
  */
-async function chargeReserved(q: Reader, month: string, atMs: number, rate: readonly RateCharge[], usage: readonly UsageCharge[], reservation: Reservation): Promise<void> {
+async function chargeReserved(
+  q: Reader,
+  month: string,
+  atMs: number,
+  rate: readonly RateCharge[],
+  usage: readonly UsageCharge[],
+  reservation: Reservation,
+  seen: SeenWindows = new Map(),
+): Promise<void> {
   const [row] = await q.all<{ charged: number }>(RESERVED_CHARGE_SQL, [
-    ...chargeParams(month, atMs, rate, usage),
+    ...chargeParams(month, atMs, rate, usage, seen),
     rate.length + usage.length,
     reservation.id,
     reservation.month,
@@ -235,10 +336,11 @@ async function lockCounters(tx: Queryable, month: string, windows: readonly Rate
       0,
       windows.map((w) => ({ ...w, hits: 0 })),
       usageScopes.map((scope) => ({ scope, cap: null, recipients: 0 })),
+      new Map(),
     ),
   );
   if (rows.length !== windows.length + usageScopes.length) throw new Error('a charge of nothing was refused');
-  return stateOf(rows, 'postgres');
+  return stateOf(rows, 'postgres', 0);
 }
 
 /** What the caller decided against the counters: its own result and what to charge. */
@@ -275,18 +377,23 @@ const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
 export async function takeCounters<T, R>(
   db: Db,
   tx: Queryable,
-  counters: { windows: readonly RateWindowRef[]; usageScopes: readonly string[]; nowMs: () => number },
+  counters: {
+    windows: readonly RateWindowRef[];
+    usageScopes: readonly string[];
+    nowMs: () => number;
+    /** The most hits the batch can charge one window (its number of admissions); undefined: not known. */
+    maxHits?: number;
+  },
   read: (counters: Read<CounterRow>) => Promise<readonly [R, CounterRow[]]>,
   decide: (state: CounterState, read: R, nowMs: number, month: string) => CounterDecision<T>,
 ): Promise<TakenCounters<T>> {
-  const rateScopes = counters.windows.map((w) => w.scope);
   if (tx.dialect !== 'postgres') {
     // The single writer runs one unit of work at a time: between this read and the charge nothing
     // else can charge, so both ride with the batch's own statements.
     const nowMs = counters.nowMs();
     const month = monthOf(nowMs);
-    const [done, rows] = await read(counterRead(tx, rateScopes, counters.usageScopes, month));
-    const decided = decide(stateOf(rows, tx.dialect), done, nowMs, month);
+    const [done, rows] = await read(counterRead(tx, { windows: [], atMs: nowMs, maxHits: undefined }, counters.usageScopes, month));
+    const decided = decide(stateOf(rows, tx.dialect, nowMs), done, nowMs, month);
     const { usage } = charges([], decided.usage);
     return {
       value: decided.value,
@@ -301,13 +408,15 @@ export async function takeCounters<T, R>(
       giveBack: () => undefined,
     };
   }
-  const month = monthOf(counters.nowMs());
-  const [done, rows] = await read(counterRead(tx, rateScopes, counters.usageScopes, month));
+  const readAtMs = counters.nowMs();
+  const month = monthOf(readAtMs);
+  const [done, rows] = await read(counterRead(tx, { windows: counters.windows, atMs: readAtMs, maxHits: counters.maxHits }, counters.usageScopes, month));
   const id = randomUUID();
-  const nowMs = counters.nowMs();
+  // Never before the read's time: the read left out what had slid out of the windows by then.
+  const nowMs = Math.max(readAtMs, counters.nowMs());
   if (monthOf(nowMs) === month) {
-    const decided = decide(stateOf(rows, 'postgres'), done, nowMs, month);
-    const charged = await chargeFirst(db, id, month, nowMs, decided);
+    const decided = decide(stateOf(rows, 'postgres', nowMs), done, nowMs, month);
+    const charged = await chargeFirst(db, id, month, nowMs, decided, seenWindows(rows, counters.windows, nowMs));
     if (charged !== 'refused') return taken(db, id, decided.value, charged === 'charged');
   }
   let reserved = false;
@@ -334,12 +443,12 @@ export async function takeCounters<T, R>(
  * 'refused' when a counter did not fit (another relay charged it meanwhile), or the statement
  * deadlocked with another relay's; 'nothing' when there was nothing to charge.
  */
-async function chargeFirst(db: Db, id: string, month: string, nowMs: number, decided: CounterDecision<unknown>): Promise<'charged' | 'nothing' | 'refused'> {
+async function chargeFirst(db: Db, id: string, month: string, nowMs: number, decided: CounterDecision<unknown>, seen: SeenWindows): Promise<'charged' | 'nothing' | 'refused'> {
   const { rate, usage } = charges(decided.rate, decided.usage);
   if (rate.length + usage.length === 0) return 'nothing';
   try {
     // The pool's own connection, not a transaction: a statement of its own is one.
-    await chargeReserved(db, month, nowMs, rate, usage, { id, month, createdAt: new Date().toISOString() });
+    await chargeReserved(db, month, nowMs, rate, usage, { id, month, createdAt: new Date().toISOString() }, seen);
     return 'charged';
   } catch (error) {
     if (isRefusedCharge(error) || (error as { code?: string }).code === '40P01') return 'refused';

@@ -61,10 +61,16 @@ interface Pending {
   reject(error: Error): void;
 }
 
+/** What booted() posts: any answer, even "no task named", shows the thread has loaded its entry. */
+const BOOT_PROBE = '';
+
 interface Thread {
   worker: Worker;
   pending: Map<number, Pending>;
   dead: boolean;
+  /** Settled once the thread has answered a message, or died (booted()). */
+  booted?: Promise<void>;
+  answeredAny: boolean;
 }
 
 export interface PoolStats {
@@ -130,6 +136,22 @@ export class ThreadPool<T extends TaskTable> {
     while (this.threads.length < this.size && !this.broken()) this.threads.push(this.start());
   }
 
+  /**
+   * Settles once every thread started so far has loaded its entry file (or died): a thread's
+   * first task waits for that, which takes seconds on a loaded machine (tests time what comes
+   * after it). Starts no thread; a thread already up costs nothing.
+   */
+  async booted(): Promise<void> {
+    await Promise.all(
+      this.threads
+        .filter((thread) => !thread.answeredAny && !thread.dead)
+        .map((thread) => (thread.booted ??= this.post(thread, BOOT_PROBE, undefined).then(
+          () => undefined,
+          () => undefined,
+        ))),
+    );
+  }
+
   stats(): PoolStats {
     return {
       size: this.size,
@@ -180,12 +202,15 @@ export class ThreadPool<T extends TaskTable> {
           { eval: true },
         )
       : new Worker(this.entry);
-    const thread: Thread = { worker, pending: new Map(), dead: false };
+    const thread: Thread = { worker, pending: new Map(), dead: false, answeredAny: false };
     worker.on('message', (answer: TaskAnswer) => {
       const pending = thread.pending.get(answer.id);
       if (!pending) return;
       thread.pending.delete(answer.id);
+      thread.answeredAny = true;
       if (thread.pending.size === 0) worker.unref();
+      // The probe is no task: its answer neither counts as one nor ends a run of crashes.
+      if (pending.task === BOOT_PROBE) return pending.resolve(undefined);
       this.crashesInARow = 0;
       if ('error' in answer) return pending.reject(new TaskError(pending.task, answer.error));
       this.answered[pending.task] = (this.answered[pending.task] ?? 0) + 1;

@@ -27,6 +27,7 @@ import { CaptureActivity } from '../../relay/inbox/capture-activity.js';
 import { MessageWaits } from '../../relay/inbox/message-waits.js';
 import { AuthFailures } from '../../relay/auth-failures.js';
 import { DashboardSessions } from '../../relay/dashboard/sessions.js';
+import { threadBootMs } from './threads-booted.js';
 
 export interface NewTestEmail {
   from?: string;
@@ -189,10 +190,11 @@ export async function startHarness(
         ? db.all('SELECT id, envelope_to_json, raw FROM captured_messages ORDER BY seq')
         : db.all('SELECT id, envelope_to_json, raw FROM captured_messages WHERE email_id = ? ORDER BY seq', [emailId]),
     async waitFor(what, probe, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
+      let deadline = Date.now() + timeoutMs;
       for (;;) {
         const value = await probe();
         if (value !== undefined && value !== false) return value as never;
+        deadline += await threadBootMs();
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
         await new Promise((r) => setTimeout(r, 20));
       }

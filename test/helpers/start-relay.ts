@@ -8,6 +8,7 @@ import { startRelay, type Relay, type StartOptions } from '../../relay/app.js';
 import type { RelayConfig, RelayFlags } from '../../relay/config.js';
 import { TEST_BACKEND, freshPostgresDatabase } from './backend.js';
 import { startContractProxy } from './contract.js';
+import { threadBootMs } from './threads-booted.js';
 
 export interface CallResult<T = any> {
   status: number;
@@ -120,12 +121,13 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
         headers: o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : undefined,
       }),
     async waitForFinal(emailId, o = {}) {
-      const deadline = Date.now() + (o.timeoutMs ?? 15_000);
+      let deadline = Date.now() + (o.timeoutMs ?? 15_000);
       for (;;) {
         const res: CallResult = await t.api("GET", `/v1/emails/${emailId}`, { key: o.key });
         assert.equal(res.status, 200, res.text);
         const pending = res.body.recipients.some((r: any) => r.status === 'queued' || r.status === 'delivery_delayed');
         if (!pending && res.body.status !== 'queued') return res.body;
+        deadline += await threadBootMs();
         if (Date.now() > deadline) throw new Error(`email ${emailId} still pending: ${res.text}`);
         await new Promise((r) => setTimeout(r, 25));
       }

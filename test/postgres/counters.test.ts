@@ -78,3 +78,70 @@ test('a counter charged by another relay after the reads: nothing of the first c
   assert.deepEqual(await batch(1, async () => assert.deepEqual(await batch(0), { seen: [4], admitted: true })), { seen: [4], admitted: true });
   assert.deepEqual(await counters(), { used: 5, hits: 4, reservations: 0 });
 });
+
+test('a charge keeps a window as the regrouping of its entries would: in order, out of order, after a pause', async () => {
+  // The charge joins or follows the last entry without regrouping the row when it can (most
+  // charges); the row must then hold what regrouping every entry would: entries of the last two
+  // windows, one per 1/50th of the window at its latest time, oldest first.
+  const window = { scope: 'key:regrouped', windowMs: 1_000, limit: 1_000_000 };
+  const slice = window.windowMs / 50;
+  let model: Array<{ at: number; hits: number }> = [];
+  const base = 1_000_000_000_000;
+  const charges: Array<[number, number]> = [
+    [0, 1], [5, 2], [19, 1], [20, 1], [45, 1], [30, 3], [46, 1], [47, 0], [1_500, 1], [2_030, 1], [2_031, 2], [2_060, 1], [2_100, 1], [5_000, 1], [5_001, 1],
+  ];
+  for (const [offset, hits] of charges) {
+    const at = base + offset;
+    await db.write(async (tx: Queryable) => {
+      const taken = await takeCounters(
+        db,
+        tx,
+        { windows: [window], usageScopes: [], nowMs: () => at },
+        async (counters) => [undefined, await tx.all<CounterRow>(counters.sql, counters.params)] as const,
+        () => ({ value: undefined, rate: [{ ...window, hits }], usage: [] }),
+      );
+      await taken.confirm(tx);
+    });
+    if (hits > 0) {
+      const groups = new Map<number, { at: number; hits: number }>();
+      for (const e of [...model.filter((x) => x.at > at - 2 * window.windowMs), { at, hits }]) {
+        const g = groups.get(Math.floor(e.at / slice));
+        groups.set(Math.floor(e.at / slice), g ? { at: Math.max(g.at, e.at), hits: g.hits + e.hits } : { ...e });
+      }
+      model = [...groups.values()].sort((a, b) => a.at - b.at);
+    }
+    const [row] = await db.all<{ at_ms: string[]; hits: number[] }>('SELECT at_ms, hits FROM rate_windows WHERE scope = ?', [window.scope]);
+    const stored = row!.at_ms.map((a, i) => ({ at: Number(a), hits: row!.hits[i]! }));
+    assert.deepEqual(stored, model, `after the charge of ${hits} at +${offset} ms`);
+  }
+});
+
+test('a rate window charged by another relay after the reads is counted again: its cap holds', async () => {
+  // The charge trusts the count the batch read only while the window's row is as it was read.
+  const window = { scope: 'ws:raced-window', windowMs: 60_000, limit: 3 };
+  const charge = (between?: () => Promise<void>) =>
+    db.write(async (tx: Queryable) => {
+      const taken = await takeCounters(
+        db,
+        tx,
+        { windows: [window], usageScopes: [], nowMs: () => Date.now(), maxHits: 1 },
+        async (counters) => {
+          const rows = await tx.all<CounterRow>(counters.sql, counters.params);
+          await between?.();
+          return [undefined, rows] as const;
+        },
+        (state) => {
+          const hits = (state.rate?.get(window.scope) ?? []).reduce((n, e) => n + e.hits, 0);
+          return { value: hits < window.limit, rate: [{ ...window, hits: hits < window.limit ? 1 : 0 }], usage: [] };
+        },
+      );
+      await taken.confirm(tx);
+      return taken.value;
+    });
+  assert.equal(await charge(), true);
+  assert.equal(await charge(), true);
+  // Read at 2 of 3; another relay then takes the third: the first is refused, decided again, and admits nothing.
+  assert.equal(await charge(async () => assert.equal(await charge(), true)), false);
+  const [row] = await db.all<{ hits: number[] }>('SELECT hits FROM rate_windows WHERE scope = ?', [window.scope]);
+  assert.equal(row!.hits.reduce((n, h) => n + h, 0), 3);
+});

@@ -134,3 +134,23 @@ test('offloaded work a dying thread held is done on the main thread instead, nev
     await pool.close();
   }
 });
+
+test('booted() settles once the threads started have loaded, and counts as no task: a run of crashes still ends the pool', async () => {
+  const pool = new ThreadPool<typeof crashingTasks>(CRASHING_THREAD, 1);
+  try {
+    await pool.booted(); // no thread yet: nothing to wait for, none started
+    assert.equal(pool.stats().started, 0);
+    pool.warm();
+    await pool.booted();
+    assert.deepEqual(pool.stats().answered, {}, 'the probe is no task');
+    // Crashes with a probe answered between them are still a run: the pool gives up after three.
+    for (let i = 0; i < 3; i++) {
+      await assert.rejects(pool.run('crash', {}), ThreadsUnavailableError);
+      pool.warm();
+      await pool.booted();
+    }
+    assert.equal(pool.stats().broken, true);
+  } finally {
+    await pool.close();
+  }
+});
