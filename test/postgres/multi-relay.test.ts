@@ -78,6 +78,14 @@ describe('three relays on one database', () => {
           [created.body.id],
         );
         return row!.n === 2 * N;
+      }).catch(async (error: Error) => {
+        // Seen once in CI (every request received, not every delivery recorded within 60 s): say
+        // where the others stand, so a recurrence tells a lost outcome from a slow or repeated one.
+        const byState = await cluster.sql(
+          'SELECT state, attempts, COUNT(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 GROUP BY state, attempts ORDER BY state, attempts',
+          [created.body.id],
+        );
+        throw new Error(`${error.message}: deliveries by state and attempts ${JSON.stringify(byState)}, requests received ${receiver.requests.length}`);
       });
       const eventIds = receiver.requests.map((r) => String(r.headers['service-event-id']));
       assert.equal(eventIds.length, 2 * N, 'no request beyond one per event');
