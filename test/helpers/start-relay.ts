@@ -147,9 +147,12 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
   return t;
 }
 
-/** Creates a project (with a verified domain and a key) in a workspace through the admin API. */
+/**
+ * Creates a project (with a verified domain and a key) in a workspace through the admin API: of a
+ * test relay, or anything with its admin call and workspace (a cluster's relay, for instance).
+ */
 export async function createProjectWithKey(
-  t: TestRelay,
+  t: Pick<TestRelay, 'admin' | 'workspaceId'>,
   options: { workspaceId?: string; environment?: 'development' | 'production'; domain?: string; permission?: 'email:send' | 'email:read' } = {},
 ) {
   const workspaceId = options.workspaceId ?? t.workspaceId;
