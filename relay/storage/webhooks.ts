@@ -234,6 +234,21 @@ export async function nextDeliveryDueAfter(q: Reader, after: string): Promise<st
   return row?.at ?? null;
 }
 
+/**
+ * When the first live lease on a pending delivery of a live endpoint runs out (real time): a relay
+ * that died mid-attempt, or whose outcome write failed, left it, and the row is due again then. Null
+ * when there is none, and on SQLite, where one relay owns the outbox and takes no leases.
+ */
+export async function nextLeaseEnd(q: Reader): Promise<string | null> {
+  if (q.dialect !== 'postgres') return null;
+  const row = await q.get<{ at: string | null }>(
+    `SELECT MIN(d.lease_expires_at) AS at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.state = 'pending' AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND d.lease_expires_at >= ?`,
+    [new Date().toISOString()],
+  );
+  return row?.at ?? null;
+}
+
 export interface AttemptClaim {
   id: number;
   /** The row's attempts when it was scanned. */

@@ -11,6 +11,7 @@ import {
   claimDeliveryAttempt,
   dueDeliveries,
   nextDeliveryDueAfter,
+  nextLeaseEnd,
   recordAttempt,
   type AttemptRecord,
   type DueDelivery,
@@ -176,17 +177,19 @@ class OutboxLoop {
   /**
    * Sleeps until the next pending delivery is due (in real time). While attempts are in flight,
    * due rows left unclaimed are waiting for a slot, and the end of each attempt rescans; so only
-   * future rows set the timer then (otherwise a busy endpoint would make this spin).
+   * future rows set the timer then (otherwise a busy endpoint would make this spin). A row under a
+   * lease is due again when the lease runs out (real time, and always in the future here): without
+   * that wake, a delivery whose relay died mid-attempt waited for the idle timer, a minute more.
    */
   private async armTimer(): Promise<void> {
     if (this.stopping) return;
     const { db, clock } = this.services;
-    const next = await nextDeliveryDueAfter(db, this.inFlight.size === 0 ? '' : clock.iso());
-    if (!next) {
-      this.armRetryTimer(MAX_IDLE_MS);
-      return;
-    }
-    this.armRetryTimer(Math.min(MAX_IDLE_MS, Math.max(0, Date.parse(next) - clock.nowMs())));
+    const [next, leaseEnd] = await Promise.all([nextDeliveryDueAfter(db, this.inFlight.size === 0 ? '' : clock.iso()), nextLeaseEnd(db)]);
+    let ms = MAX_IDLE_MS;
+    if (next) ms = Math.min(ms, Math.max(0, Date.parse(next) - clock.nowMs()));
+    // One millisecond past it: the scan takes a lease that ended before its own now.
+    if (leaseEnd) ms = Math.min(ms, Math.max(0, Date.parse(leaseEnd) - Date.now()) + 1);
+    this.armRetryTimer(ms);
   }
 
   private armRetryTimer(ms: number): void {

@@ -104,6 +104,36 @@ describe('three relays on one database', () => {
       await receiver.close();
     }
   });
+
+  test('a delivery left under the lease of a relay that died mid-attempt is sent when the lease runs out', async () => {
+    const project = await createProjectWithKey({ workspaceId: cluster.workspaceId, admin: (method, p, body) => cluster.admin(0, method, p, body) });
+    const receiver: Receiver = await startReceiver();
+    try {
+      const created = await cluster.admin(0, 'POST', `/admin/v1/projects/${project.projectId}/webhooks`, { url: receiver.url, events: ['email.queued'] });
+      assert.equal(created.status, 201, created.text);
+      // Disabled while its delivery is given the lease a relay killed during its attempt leaves
+      // behind (a few seconds of it left; a real one lasts the 10 s time-out plus 10 s).
+      assert.equal((await cluster.admin(0, 'POST', `/admin/v1/webhooks/${created.body.id}/disable`)).status, 200);
+      const sent = await cluster.send(0, { from: `Raven <sender@${project.domain}>`, to: `lease@${project.domain}` }, { key: project.key });
+      assert.equal(sent.status, 202, sent.text);
+      const leased = await cluster.sql('UPDATE webhook_deliveries SET lease_expires_at = $1 WHERE webhook_id = $2 RETURNING id', [
+        new Date(Date.now() + 3_000).toISOString(),
+        created.body.id,
+      ]);
+      assert.equal(leased.length, 1);
+      // Enabling wakes every relay: each finds the row under the lease, and nothing else wakes them
+      // (no other delivery is pending; the idle timer is a minute). The wait is half of that.
+      assert.equal((await cluster.admin(0, 'POST', `/admin/v1/webhooks/${created.body.id}/enable`)).status, 200);
+      await receiver.waitForCount(1, 30_000);
+      await waitFor('the delivery recorded', async () => {
+        const [row] = await cluster.sql<{ state: string; attempts: number }>('SELECT state, attempts FROM webhook_deliveries WHERE webhook_id = $1', [created.body.id]);
+        return row!.state === 'delivered' && row!.attempts === 1;
+      });
+      assert.equal(receiver.requests.length, 1);
+    } finally {
+      await receiver.close();
+    }
+  });
 });
 
 describe('dashboard sessions across relays', () => {
