@@ -194,8 +194,10 @@ function jobAfter(answered: Answered, input: DeliveryRecordInput, outcome: Recor
 async function recordAnswers(tx: Queryable, answers: Answered[], nowMs: number): Promise<Recorded[]> {
   const now = new Date(nowMs).toISOString();
   const inputs = answers.map((a) => scheduleNextAttempt(a, nowMs));
-  const outcomes = await recordDeliveryResults(tx, inputs, now);
-  await releaseJobs(tx, answers.map((a, i) => jobAfter(a, inputs[i]!, outcomes[i]!)), now);
+  // The jobs' next state depends only on the decided outcomes: written in the same trips as them.
+  const outcomes = await recordDeliveryResults(tx, inputs, now, (decided) =>
+    releaseJobs(tx, answers.map((a, i) => jobAfter(a, inputs[i]!, decided[i]!)), now),
+  );
   return outcomes.map((outcome, i) => (outcome.pending > 0 && inputs[i]!.nextAttemptAt ? { ...outcome, nextAttemptAt: inputs[i]!.nextAttemptAt } : outcome));
 }
 
