@@ -7,7 +7,6 @@
 // which the sink's captures cut in and share its fsync. A quiet sink's mail is indexed at once.
 // At start it catches up on any message it missed, and reads the search terms (tags, Message-ID)
 // of entries written before migration 0016.
-import { qsample, qtime } from '../qtrace.js';
 import type { RelayServices } from '../services.js';
 import { capturedRaws } from '../storage/captured.js';
 import {
@@ -112,13 +111,7 @@ export function startInboxIndexer(services: RelayServices, options: InboxIndexer
       return summary === undefined ? [] : [entryOf(row, raw, summary)];
     });
     if (entries.length === 0) return;
-    const kept: InboxEntry[] = await db.write(async (tx) => {
-      const ti = performance.now();
-      const k = await insertInboxEntries(tx, entries);
-      qtime('idxTx', performance.now() - ti);
-      qsample('idxN', entries.length);
-      return k;
-    });
+    const kept: InboxEntry[] = await db.write((tx) => insertInboxEntries(tx, entries));
     if (kept.length > 0) bus.emit('inbox.captured', kept);
   }
 

@@ -15,7 +15,6 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import sqlite3 from 'sqlite3';
-import { qcount, qsample, qtime } from '../qtrace.js';
 
 export type Params = ReadonlyArray<unknown> | Record<string, unknown>;
 
@@ -288,23 +287,16 @@ class GroupCommitWriter {
     this.running = true;
     try {
       while (this.queue.length > 0) {
-        qsample('wq', this.queue.length);
         const group = this.queue.splice(0, MAX_GROUP);
         const first = group.filter(isAhead);
         if (first.length > 0) {
           const units = unitsOf(first);
-          const ta = performance.now();
           if (units.length === 1 && units[0]!.oneStatement()) await this.commitAlone(units[0]!);
           else await this.commitGroup(units, false);
-          qtime('gAhead', performance.now() - ta);
-          qsample('gAheadN', first.length);
         }
         const rest = group.filter((w) => !isAhead(w));
         if (rest.length === 0) continue;
-        const tr = performance.now();
         const unreached = (await this.commitGroup(unitsOf(rest), true)).flatMap((u) => u.writes);
-        qtime('gRest', performance.now() - tr);
-        qsample('gRestN', rest.length);
         for (const w of unreached) w.deferred = true;
         this.queue.unshift(...unreached);
       }
@@ -358,9 +350,7 @@ class GroupCommitWriter {
         const unit = units[i]!;
         if (!clean) await this.conn.exec('RELEASE w; SAVEPOINT w');
         try {
-          const tu = performance.now();
           await unit.run(this.conn);
-          qtime(unit.writes.length === 1 && 'fn' in unit.writes[0]! ? 'unitFn' : isAhead(unit.writes[0]!) ? 'unitAheadB' : 'unitBatch', performance.now() - tu);
           clean = false;
         } catch (error) {
           // After a storage fault SQLite may have rolled the whole transaction back itself: then
@@ -372,9 +362,7 @@ class GroupCommitWriter {
           clean = true;
         }
       }
-      const tc = performance.now();
       await this.conn.exec('COMMIT');
-      qtime('commit', performance.now() - tc);
       this.checkpointer.committed();
     } catch (error) {
       // COMMIT (or a savepoint) failed: nothing of this group is durable.
@@ -434,13 +422,11 @@ class Checkpointer {
   private run(): void {
     if (this.closed || this.running) return;
     this.last = performance.now();
-    const tk = this.last;
     // A failure (SQLITE_BUSY while the writer checkpoints past its bound) leaves it to the next one.
     this.running = this.conn
       .exec('PRAGMA wal_checkpoint(PASSIVE)')
       .catch(() => undefined)
       .finally(() => {
-        qtime('ckpt', performance.now() - tk);
         this.running = undefined;
         if (this.committedSince) {
           this.committedSince = false;
