@@ -299,11 +299,21 @@ async function send(t: Target, i: number, recipients: number): Promise<string> {
 }
 
 /** Jobs waiting (ready) and in flight (running, claimed by the worker), from the relay's own gauge. */
-async function queueJobs(t: Target): Promise<{ ready: number; running: number }> {
+const PACINGS = ['full', 'burst', 'behind', 'saturated'] as const;
+
+async function queueJobs(t: Target): Promise<{ ready: number; running: number; pacing: Record<(typeof PACINGS)[number], number> }> {
   const text = await (await fetch(`${t.url}/metrics`)).text();
-  const jobs = { ready: 0, running: 0 };
+  const jobs = { ready: 0, running: 0, pacing: { full: 0, burst: 0, behind: 0, saturated: 0 } };
   for (const m of text.matchAll(/^raven_queue_jobs\{state="(ready|running)"\} (\d+)$/gm)) jobs[m[1] as 'ready' | 'running'] += Number(m[2]);
+  for (const m of text.matchAll(/^raven_delivery_pacing_seconds_total\{mode="(\w+)"\} ([\d.e+-]+)$/gm)) jobs.pacing[m[1] as (typeof PACINGS)[number]] = Number(m[2]);
   return jobs;
+}
+
+/** The worker's pacing between two readings: each mode's share of the time, the modes it used. */
+function pacingShares(before: Record<string, number>, after: Record<string, number>): string {
+  const spent = PACINGS.map((mode) => [mode, (after[mode] ?? 0) - (before[mode] ?? 0)] as const);
+  const total = spent.reduce((sum, [, s]) => sum + s, 0);
+  return total > 0 ? spent.filter(([, s]) => s > 0).map(([mode, s]) => `${mode} ${((100 * s) / total).toFixed(0)} %`).join(', ') : 'none read';
 }
 
 /** Jobs not finished yet (ready or running). */
@@ -452,14 +462,22 @@ async function sustained() {
   const cpu = cpuMeter(targetCpu('relay', t.child.pid, t.runtimeThreads));
   const ids: string[] = [];
   const depths: number[] = [];
-  // Each second: jobs waiting / in flight (the worker's claimed jobs).
+  // Each second: jobs waiting / in flight (the worker's claimed jobs), and the worker's pacing
+  // that second when it was not its full concurrency (b burst, B behind, S saturated: the
+  // admission-first rules of queue/worker.ts, which a steady schedule should not set off).
   const trace: string[] = [];
   let sending = true;
+  const pacingAtStart = (await queueJobs(t)).pacing;
+  let pacingAtEnd = pacingAtStart;
   const sampler = (async () => {
+    let last = pacingAtStart;
     while (sending) {
-      const jobs = await queueJobs(t).catch(() => ({ ready: NaN, running: NaN }));
+      const jobs = await queueJobs(t).catch(() => ({ ready: NaN, running: NaN, pacing: last }));
       depths.push(jobs.ready + jobs.running);
-      trace.push(`${jobs.ready}/${jobs.running}`);
+      const spent = PACINGS.map((mode) => jobs.pacing[mode] - last[mode]);
+      const most = spent.indexOf(Math.max(...spent));
+      trace.push(`${jobs.ready}/${jobs.running}${['', 'b', 'B', 'S'][most]}`);
+      last = pacingAtEnd = jobs.pacing;
       await new Promise((r) => setTimeout(r, 1_000));
     }
   })();
@@ -498,6 +516,7 @@ async function sustained() {
   );
   console.log(`  CPU over the run (share of one core, all threads): ${cpuShares}; ${loadNow()}`);
   console.log(`  jobs waiting/in flight, each second of sending: ${trace.join(' ')}`);
+  console.log(`  the worker's pacing while sending (raven_delivery_pacing_seconds_total): ${pacingShares(pacingAtStart, pacingAtEnd)}`);
 }
 
 // ---------- 2c. sink intake, and memory after many captured messages ----------

@@ -34,6 +34,10 @@ const COUNTERS = {
       { kind: 'none', result: 'refused' },
     ],
   },
+  raven_delivery_pacing_seconds_total: {
+    help: "Seconds the delivery worker spent at each in-flight limit: full (its concurrency), burst (8: admissions waiting, clients first), behind (32: a burst the queue fell behind), saturated (2: a burst that saturates the relay); read as a share of the time, e.g. rate() over a minute.",
+    initial: ['full', 'burst', 'behind', 'saturated'].map((mode) => ({ mode })),
+  },
   raven_webhook_attempts_total: {
     help: 'Webhook POST attempts: success (a 2xx answer) or failure.',
     initial: [{ result: 'success' }, { result: 'failure' }],

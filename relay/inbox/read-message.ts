@@ -24,16 +24,37 @@ export type MessageSummary = Pick<InboxEntry, 'from_name' | 'from_address' | 'to
  * as storable text (a NUL in a header, or a snippet cut inside a surrogate pair, is U+FFFD).
  */
 export function summarize(parsed: ParsedMail, envelope: { from: string; to: string[] }): MessageSummary {
-  const from = addressList(parsed.from)[0];
-  const to = addressList(parsed.to);
-  const text = parsed.text ?? (typeof parsed.html === 'string' ? htmlToPlain(parsed.html) : '');
+  return summarizeText(
+    {
+      from: addressList(parsed.from)[0],
+      to: addressList(parsed.to),
+      subject: parsed.subject,
+      text: parsed.text ?? (typeof parsed.html === 'string' ? htmlToPlain(parsed.html) : undefined),
+      attachments: parsed.attachments.length,
+    },
+    envelope,
+  );
+}
+
+/** What a summary takes of a parsed message (mailparser's, or quick-summary.ts's for plain ones). */
+export interface MessageParts {
+  from: { name: string; address: string } | undefined;
+  to: Array<{ name: string; address: string }>;
+  subject: string | undefined;
+  /** The text part, else the HTML's text; undefined when there is neither. */
+  text: string | undefined;
+  attachments: number;
+}
+
+export function summarizeText(parts: MessageParts, envelope: { from: string; to: string[] }): MessageSummary {
+  const { from, to } = parts;
   return {
     from_name: storableText(from?.name ?? ''),
     from_address: storableText(from?.address || envelope.from),
     to: storableText(to.length > 0 ? to.map((a) => (a.name ? `${a.name} <${a.address}>` : a.address)).join(', ') : envelope.to.join(', ')),
-    subject: storableText(parsed.subject ?? ''),
-    snippet: storableText(text.replace(/\s+/g, ' ').trim().slice(0, SNIPPET_CHARS)),
-    attachments: parsed.attachments.length,
+    subject: storableText(parts.subject ?? ''),
+    snippet: storableText((parts.text ?? '').replace(/\s+/g, ' ').trim().slice(0, SNIPPET_CHARS)),
+    attachments: parts.attachments,
   };
 }
 

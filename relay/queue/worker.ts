@@ -5,9 +5,10 @@
 //
 // Job states: ready -> running (claimed: committed before any connection is opened) -> done,
 // back to ready with a later run_at (deferred recipients), or dead (retries exhausted, or the
-// dispatch was interrupted). A job found running at start-up had begun its dispatch: the message
-// may have been accepted, so its pending recipients become delivery_unknown and are never resent
-// (delivery/delivery-unknown.ts).
+// dispatch was interrupted). A job found running at start-up had begun its dispatch, or was
+// claimed for one: the message may have been accepted, so its pending recipients become
+// delivery_unknown and are never resent (delivery/delivery-unknown.ts). Jobs claimed ahead and not
+// begun when the worker stops go back to ready (DeliveryWorker.releaseReserve).
 import { deliveryConcurrency } from '../config.js';
 import { utcDay } from '../clock.js';
 import { buildSignedMessage, dkimSigning, signingKeyFor } from '../delivery/dkim.js';
@@ -77,18 +78,37 @@ const CAUGHT_UP_MS = 50;
 const SATURATED_CONCURRENCY = 2;
 
 /**
+ * Jobs claimed ahead of the in-flight limit, so an answered dispatch's successor begins at once
+ * instead of after a claim's wait for the writer: with the slots counted until each outcome had
+ * committed and claimed only once a quarter were free, the sustained run kept a median of about 30
+ * of 64 in flight with thousands of jobs waiting (BENCHMARKS.md, issue 24, session 12).
+ */
+export function claimAhead(limit: number): number {
+  return Math.floor(limit / 2);
+}
+
+/** Which in-flight limit applies (raven_delivery_pacing_seconds_total). */
+export type Pacing = 'full' | 'burst' | 'behind' | 'saturated';
+
+/**
  * How many dispatches to keep in flight: all of them, unless admissions are in a burst; then this
  * relay's share (`burstShare`: undefined when there is no burst) of the in-burst allowance, which
- * depends on whether the burst saturates the relay.
+ * depends on whether the burst saturates the relay. `paced` is told which limit applies.
  */
 export function inFlightLimit(
   concurrency: number,
   queueBehind: boolean,
   burstShare: (allowance: (saturated: boolean) => number) => number | undefined,
+  paced: (pacing: Pacing) => void = () => {},
 ): number {
-  const allowance = (saturated: boolean) =>
-    Math.min(concurrency, saturated ? SATURATED_CONCURRENCY : queueBehind ? BEHIND_CONCURRENCY : BURST_CONCURRENCY);
-  return burstShare(allowance) ?? concurrency;
+  let pacing: Pacing = 'full';
+  const allowance = (saturated: boolean) => {
+    pacing = saturated ? 'saturated' : queueBehind ? 'behind' : 'burst';
+    return Math.min(concurrency, saturated ? SATURATED_CONCURRENCY : queueBehind ? BEHIND_CONCURRENCY : BURST_CONCURRENCY);
+  };
+  const share = burstShare(allowance);
+  paced(share === undefined ? 'full' : pacing);
+  return share ?? concurrency;
 }
 
 /**
@@ -171,8 +191,10 @@ function jobAfter(answered: Answered, input: DeliveryRecordInput, outcome: Recor
 async function recordAnswers(tx: Queryable, answers: Answered[], nowMs: number): Promise<Recorded[]> {
   const now = new Date(nowMs).toISOString();
   const inputs = answers.map((a) => scheduleNextAttempt(a, nowMs));
-  const outcomes = await recordDeliveryResults(tx, inputs, now);
-  await releaseJobs(tx, answers.map((a, i) => jobAfter(a, inputs[i]!, outcomes[i]!)), now);
+  // The jobs' next state depends only on the decided outcomes: written in the same trips as them.
+  const outcomes = await recordDeliveryResults(tx, inputs, now, (decided) =>
+    releaseJobs(tx, answers.map((a, i) => jobAfter(a, inputs[i]!, decided[i]!)), now),
+  );
   return outcomes.map((outcome, i) => (outcome.pending > 0 && inputs[i]!.nextAttemptAt ? { ...outcome, nextAttemptAt: inputs[i]!.nextAttemptAt } : outcome));
 }
 
@@ -261,8 +283,11 @@ async function deliver(services: RelayServices, provider: DeliveryProvider, make
   return (provider.onThread && (await deliverOnThread(services, provider.onThread, job))) || deliverHere(services, provider, job);
 }
 
-/** Dispatches one claimed job: build, hand to the provider, record the answer. */
-async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch): Promise<void> {
+/**
+ * Dispatches one claimed job: build, hand to the provider, record the answer. `answered` is called
+ * once the provider has answered (or nothing will be sent), before the outcome is recorded.
+ */
+async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch, answered: () => void): Promise<void> {
   const { services, provider } = d;
   const email = batch.emails.get(job.email_id);
   if (!email || email.pending.length === 0) return releaseJob(services, { id: job.id, state: 'done' });
@@ -273,6 +298,7 @@ async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch)
   if (retryAtMs > 0) return releaseJob(services, { id: job.id, state: 'ready', runAt: new Date(retryAtMs).toISOString() });
 
   const delivered = await deliver(services, provider, () => outboundJob(services, batch, email, envelopeTo));
+  answered();
   // Nothing was sent: the message cannot be built, and never will be.
   if (delivered.kind === 'unbuildable') return settleUnanswered(services, job, envelopeTo.length, { outcome: 'failed', reason: 'invalid_message' }, delivered.error);
   // Providers report SMTP outcomes per recipient, so this is a bug or a thread that died; it may
@@ -280,7 +306,7 @@ async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch)
   if (delivered.kind === 'maybeSent') return settleUnanswered(services, job, envelopeTo.length, { outcome: 'delivery_unknown', reason: 'dispatch_error' }, delivered.error);
   const { result, startedAt } = delivered;
 
-  const answered: Answered = {
+  const answer: Answered = {
     job,
     result,
     acceptedMeans: provider.name === 'sink' ? 'delivered' : 'sent',
@@ -288,14 +314,14 @@ async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch)
     startedAt,
     provider: provider.name,
   };
-  const outcome = await recordOutcome(d, answered);
+  const outcome = await recordOutcome(d, answer);
   announceEvents(services.bus, outcome.events);
-  countDeliveryResult(services.metrics, result, answered.acceptedMeans);
+  countDeliveryResult(services.metrics, result, answer.acceptedMeans);
   services.log.info('queue', 'dispatched', {
     job_id: job.id,
     email_id: job.email_id,
     attempt: job.attempts + 1,
-    outcome: answered.summary,
+    outcome: answer.summary,
     status: outcome.status,
     ...(outcome.nextAttemptAt ? { next_attempt_at: outcome.nextAttemptAt } : {}),
   });
@@ -345,7 +371,14 @@ export function startWorker(services: RelayServices, provider: DeliveryProvider)
  */
 class DeliveryWorker implements Worker {
   private readonly concurrency: number;
+  /** Every dispatch not ended: delivering, or recording its outcome (stop() waits for them). */
   private readonly inflight = new Set<Promise<void>>();
+  /** Dispatches the provider has not answered yet: what the in-flight limit counts. */
+  private delivering = 0;
+  /** Answered dispatches whose outcome is not committed yet. */
+  private recording = 0;
+  /** Claimed ahead, not begun: each begins as soon as a dispatch is answered (claimAhead). */
+  private reserve: Array<{ job: ClaimedJob; batch: Promise<DispatchBatch> }> = [];
   private readonly dispatching = new Set<number>(); // job ids, for lease renewal
   private readonly dispatcher: Dispatcher;
   private limits: ProviderLimits;
@@ -354,6 +387,8 @@ class DeliveryWorker implements Worker {
   private again = false;
   private started = false; // after start-up recovery
   private behind = false; // whether the queue is behind (behindAfterClaim); false once it is empty
+  private pacing: Pacing = 'full';
+  private pacedAt = performance.now();
   private maintenance!: Maintenance;
   private startup!: Promise<void>;
   private poll?: NodeJS.Timeout;
@@ -448,7 +483,11 @@ class DeliveryWorker implements Worker {
         if (jobs.length === 0) continue;
         this.behind = behindAfterClaim(this.behind, jobs, this.services.clock.nowMs());
         const batch = loadDispatchBatch(this.services.db, jobs.map((j) => j.email_id), PENDING_STATUSES);
-        for (const job of jobs) this.begin(job, batch);
+        for (const job of jobs) {
+          this.dispatching.add(job.id);
+          this.reserve.push({ job, batch });
+        }
+        this.beginReserved();
         if (jobs.length === room) this.again = true;
       } while (this.again && !this.stopped);
     } catch (error) {
@@ -459,35 +498,87 @@ class DeliveryWorker implements Worker {
   }
 
   /**
-   * How many jobs to claim now, 0 for none. Claims are batches: a finished dispatch does not claim
-   * its successor alone, the worker waits until a quarter of its slots are free (or it is idle)
-   * and claims that many at once.
+   * How many jobs to claim now, 0 for none: up to the in-flight limit and claimAhead more, counting
+   * the dispatches not yet answered and the jobs claimed ahead. Claims are batches: the worker
+   * waits until a quarter of the limit is free (or it holds nothing) and claims that many at once.
+   * None while as many outcomes as the limit wait for the writer: a writer that falls behind holds
+   * delivery back instead of piling answers up.
    */
   private room(): number {
     // Clients waiting on admission come first: during a burst of admissions at most the pace of an
     // upstream is kept in flight (shared among the relays in the burst), so the CPU goes to
     // answering them and the queue absorbs the burst, unless it falls behind; while the burst
     // saturates the relay, two; full concurrency returns a second after the burst.
-    const limit = inFlightLimit(this.concurrency, this.behind, (allowance) => burstAllowance(this.services, allowance));
-    const room = limit - this.inflight.size;
-    if (this.stopped || room <= 0 || (room < Math.max(1, Math.floor(limit / 4)) && this.inflight.size > 0)) return 0;
+    const limit = this.limit();
+    const held = this.delivering + this.reserve.length;
+    const batchOf = Math.max(1, Math.floor(limit / 4));
+    const room = limit + claimAhead(limit) - held;
+    if (this.stopped || room <= 0 || (room < batchOf && held > 0) || this.recording >= limit) return 0;
     return room;
   }
 
-  /** Dispatches a claimed job in a slot; its end frees the slot and claims again. */
+  private limit(): number {
+    return inFlightLimit(this.concurrency, this.behind, (allowance) => burstAllowance(this.services, allowance), this.paced);
+  }
+
+  /** Counts the time since the last look at the limit to the pacing then in force. */
+  private readonly paced = (pacing: Pacing): void => {
+    const now = performance.now();
+    this.services.metrics.inc('raven_delivery_pacing_seconds_total', { mode: this.pacing }, (now - this.pacedAt) / 1000);
+    this.pacing = pacing;
+    this.pacedAt = now;
+  };
+
+  /** Begins reserved jobs while the in-flight limit has room. */
+  private beginReserved(): void {
+    if (this.reserve.length === 0 || this.stopped) return;
+    const limit = this.limit();
+    while (this.reserve.length > 0 && this.delivering < limit) {
+      const { job, batch } = this.reserve.shift()!;
+      this.begin(job, batch);
+    }
+  }
+
+  /**
+   * Dispatches a claimed job in a slot. The slot is free again once the provider has answered: a
+   * reserved job takes it at once, and the worker claims again, while the outcome is recorded.
+   */
   private begin(job: ClaimedJob, batch: Promise<DispatchBatch>): void {
+    this.delivering++;
+    let answered = false;
+    const onAnswered = (): void => {
+      if (answered) return;
+      answered = true;
+      this.delivering--;
+      this.recording++;
+      this.beginReserved();
+      this.kick();
+    };
     const run = batch
-      .then((loaded) => dispatchJob(this.dispatcher, job, loaded))
+      .then((loaded) => dispatchJob(this.dispatcher, job, loaded, onAnswered))
       .catch((error: unknown) =>
         this.services.log.error('queue', 'dispatch crashed', { job_id: job.id, email_id: job.email_id, error: (error as Error).message }),
       )
       .finally(() => {
+        onAnswered();
+        this.recording--;
         this.inflight.delete(run);
         this.dispatching.delete(job.id);
         this.kick();
       });
     this.inflight.add(run);
-    this.dispatching.add(job.id);
+  }
+
+  /** Jobs claimed ahead and never begun go back to the queue as they were: nothing was sent. */
+  private async releaseReserve(): Promise<void> {
+    // A claim still under way adds to the reserve when it returns.
+    while (this.ticking) await new Promise((r) => setTimeout(r, 5));
+    const reserved = this.reserve.splice(0);
+    if (reserved.length === 0) return;
+    for (const { job } of reserved) this.dispatching.delete(job.id);
+    await this.services.db
+      .write((tx) => releaseJobs(tx, reserved.map(({ job }) => ({ id: job.id, state: 'ready' })), this.services.clock.iso()))
+      .catch((error: unknown) => this.services.log.warn('queue', 'cannot release reserved jobs', { error: (error as Error).message }));
   }
 
   async stop(): Promise<void> {
@@ -500,6 +591,7 @@ class DeliveryWorker implements Worker {
     services.bus.off('jobs.ready', this.kick);
     services.clock.off('advanced', this.onAdvanced);
     await this.startup;
+    await this.releaseReserve();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
       Promise.allSettled([...this.inflight]).then(() => false),

@@ -6,6 +6,7 @@ import { signedOutboundMessage, type OutboundJob } from '../delivery/outbound.js
 import type { OutboundMessage } from '../delivery/provider.js';
 import { closeThreadProvider, deliverOnThisThread, type ThreadDeliveryAnswer, type ThreadDeliveryJob } from '../delivery/thread-delivery.js';
 import type { ContentChecks } from '../inbox/checks/content.js';
+import { quickSummary } from '../inbox/quick-summary.js';
 import { parseMessage, summarize, type MessageSummary } from '../inbox/read-message.js';
 import { asBuffer, type TaskTable } from './pool.js';
 
@@ -13,6 +14,12 @@ import { asBuffer, type TaskTable } from './pool.js';
 export interface SummaryJob {
   raw: Uint8Array;
   envelope: { from: string; to: string[] };
+}
+
+/** A captured message's inbox summary: a plain one read directly (quick-summary.ts), any other parsed by mailparser. */
+async function inboxSummary(job: SummaryJob): Promise<MessageSummary> {
+  const raw = asBuffer(job.raw);
+  return quickSummary(raw, job.envelope) ?? summarize(await parseMessage(raw), job.envelope);
 }
 
 /** A submitted message's bytes as a Buffer again. */
@@ -28,11 +35,10 @@ export const tasks = {
   deliverOutbound: (job: ThreadDeliveryJob): Promise<ThreadDeliveryAnswer> => deliverOnThisThread(withBuffers(job)),
   /** The relay stops: this thread's sessions with its provider are closed. */
   closeProvider: (key: string): Promise<void> => closeThreadProvider(key),
-  /** mailparser's parse of a captured message, summarised for its inbox entry. */
-  inboxSummary: async (job: SummaryJob): Promise<MessageSummary> => summarize(await parseMessage(asBuffer(job.raw)), job.envelope),
+  /** A captured message summarised for its inbox entry. */
+  inboxSummary,
   /** The same for many messages in one hop (the indexer's chunks): one message each way, not one per message. */
-  inboxSummaries: async (jobs: SummaryJob[]): Promise<MessageSummary[]> =>
-    Promise.all(jobs.map(async (job) => summarize(await parseMessage(asBuffer(job.raw)), job.envelope))),
+  inboxSummaries: (jobs: SummaryJob[]): Promise<MessageSummary[]> => Promise.all(jobs.map(inboxSummary)),
   /**
    * The checks of a captured message that read only its bytes: headers, HTML compatibility, its
    * URLs. Loaded on first use: only the checks thread runs them, and caniemail's data would be

@@ -24,8 +24,8 @@ export interface UpstreamScript {
   onConnect?(session: SMTPServerSession): UpstreamAnswer;
   onMailFrom?(address: string, session: SMTPServerSession): UpstreamAnswer;
   onRcpt?(address: string, session: SMTPServerSession): UpstreamAnswer;
-  /** After the whole message was read: 'drop' closes without answering it. */
-  onData?(message: UpstreamMessage, session: SMTPServerSession): UpstreamAnswer | 'accept';
+  /** After the whole message was read: 'drop' closes without answering it; a promise holds the answer until it settles. */
+  onData?(message: UpstreamMessage, session: SMTPServerSession): UpstreamAnswer | 'accept' | Promise<UpstreamAnswer | 'accept'>;
 }
 
 export interface FakeUpstream {
@@ -101,14 +101,14 @@ export async function startFakeUpstream(script: UpstreamScript = {}, options: Fa
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
+      stream.on('end', async () => {
         const message: UpstreamMessage = {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           raw: Buffer.concat(chunks).toString('utf8'),
         };
         read.push(message);
-        const verdict = fake.script.onData?.(message, session);
+        const verdict = await fake.script.onData?.(message, session);
         if (verdict === undefined || verdict === 'accept') {
           received.push(message);
           callback(null, 'Ok: queued as UPSTREAM123');

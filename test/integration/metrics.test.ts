@@ -54,6 +54,7 @@ test('every family has HELP and TYPE; counters start at zero', async () => {
     ['raven_admission_rejections_total', 'counter'],
     ['raven_deliveries_total', 'counter'],
     ['raven_webhook_attempts_total', 'counter'],
+    ['raven_delivery_pacing_seconds_total', 'counter'],
     ['raven_queue_jobs', 'gauge'],
     ['raven_domains', 'gauge'],
     ['raven_message_waits', 'gauge'],

@@ -22,6 +22,18 @@ describe('the worker in flight', () => {
     assert.equal(inFlightLimit(16, true, alone), 16);
   });
 
+  test('tells which limit applies', () => {
+    const seen: string[] = [];
+    const paced = (pacing: string) => void seen.push(pacing);
+    inFlightLimit(64, true, () => undefined, paced);
+    inFlightLimit(64, false, (allowance) => allowance(false), paced);
+    inFlightLimit(64, true, (allowance) => allowance(false), paced);
+    inFlightLimit(64, true, (allowance) => allowance(true), paced);
+    // Another relay delivers the burst's allowance: this one is paced by the burst too.
+    inFlightLimit(64, false, (allowance) => (allowance(false), 0), paced);
+    assert.deepEqual(seen, ['full', 'burst', 'behind', 'saturated', 'burst']);
+  });
+
   test('2 in flight while the burst saturates the relay, behind or not', () => {
     const saturated = (allowance: (saturated: boolean) => number) => allowance(true);
     assert.equal(inFlightLimit(64, false, saturated), 2);
