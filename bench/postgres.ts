@@ -158,12 +158,22 @@ const cpuOrZero = (pid: number | string): number => {
   return Number.isNaN(seconds) ? 0 : seconds;
 };
 
+/** A process's title (PostgreSQL's say what each is: `postgres: walwriter`, `postgres: user db [local] idle`), '' once it is gone. */
+function processTitle(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+  } catch {
+    return '';
+  }
+}
+
 /** The PostgreSQL server's processes: the postmaster and its children. */
 function postgresPids(postmaster: number | undefined): number[] {
   return postmaster === undefined ? [] : [postmaster, ...childPids(postmaster)];
 }
 
-async function postmasterPid(url: string): Promise<number | undefined> {
+/** The server's postmaster (its processes' parent), when url's role is its superuser. */
+export async function postmasterPid(url: string): Promise<number | undefined> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -189,7 +199,10 @@ const mainThreadSeconds = (pid: number): number => cpuOrZero(`${pid}/task/${pid}
  * CPU of each relay, of PostgreSQL (all its processes) and of this load generator over fn: % of
  * one core, and seconds in all; and the seconds of the relays' main threads.
  */
-async function measuringCpu<T>(processes: Processes, fn: () => Promise<T>): Promise<{ value: T; cpu: string; cpuSeconds: number; mainSeconds: number; load: string }> {
+async function measuringCpu<T>(
+  processes: Processes,
+  fn: () => Promise<T>,
+): Promise<{ value: T; cpu: string; cpuSeconds: number; relaySeconds: number; pgSeconds: number; pgKinds: Map<string, number>; mainSeconds: number; load: string }> {
   const pgPids = postgresPids(processes.postmaster);
   const before = {
     relays: processes.relays.map(cpuOrZero),
@@ -206,7 +219,14 @@ async function measuringCpu<T>(processes: Processes, fn: () => Promise<T>): Prom
   const mainSeconds = processes.relays.reduce((n, pid, i) => n + mainThreadSeconds(pid) - before.main[i]!, 0);
   // Children started meanwhile (new connections) count from 0.
   const pgNow = postgresPids(processes.postmaster);
-  const pgSeconds = pgNow.reduce((n, pid) => n + cpuOrZero(pid) - (before.pg[pgPids.indexOf(pid)] ?? 0), 0);
+  const pgSpent = pgNow.map((pid) => [pid, cpuOrZero(pid) - (before.pg[pgPids.indexOf(pid)] ?? 0)] as const);
+  const pgSeconds = pgSpent.reduce((n, [, x]) => n + x, 0);
+  // PostgreSQL's CPU by kind of process (its title: the relays' backends, the WAL writer, autovacuum ...).
+  const pgKinds = new Map<string, number>();
+  for (const [pid, x] of pgSpent) {
+    const kind = pid === processes.postmaster ? 'postmaster' : processTitle(pid).replace(/^postgres: /, '').replace(/^\S+ \S+ (\[local\]|[\d.:]+\(\d+\)).*$/, 'backends').replace(/ worker.*/, '');
+    pgKinds.set(kind, (pgKinds.get(kind) ?? 0) + x);
+  }
   const self = process.cpuUsage(before.self);
   const selfSeconds = (self.user + self.system) / 1e6;
   // Time a relay was ready to run but waited for a core: what a busy machine takes from it.
@@ -214,8 +234,8 @@ async function measuringCpu<T>(processes: Processes, fn: () => Promise<T>): Prom
   const cpu =
     `CPU relays ${relaySeconds.map(pct).join(' ')}${processes.postmaster === undefined ? '' : `, pg ${pct(pgSeconds)}`}, load generator ${pct(selfSeconds)}; ` +
     `relays waited for a core ${waited.join(' ')}`;
-  const all = relaySeconds.reduce((n, x) => n + x, 0) + pgSeconds;
-  return { value, cpu, cpuSeconds: all, mainSeconds, load: os.loadavg().map((l) => l.toFixed(1)).join(' ') };
+  const relaysAll = relaySeconds.reduce((n, x) => n + x, 0);
+  return { value, cpu, cpuSeconds: relaysAll + pgSeconds, relaySeconds: relaysAll, pgSeconds, pgKinds, mainSeconds, load: os.loadavg().map((l) => l.toFixed(1)).join(' ') };
 }
 
 // ---------- what the database did (BENCH_PG_STATEMENTS=1) ----------
@@ -240,8 +260,9 @@ async function diagnose(url: string): Promise<Diagnosis> {
   return {
     async report(accepted) {
       try {
-        const { rows } = await client.query<{ query: string; calls: number; ms: number; rows: number }>(
-          `SELECT query, calls::int AS calls, total_exec_time AS ms, rows::int AS rows FROM pg_stat_statements
+        const { rows } = await client.query<{ query: string; calls: number; ms: number; rows: number; plan: number; jit: number }>(
+          `SELECT query, calls::int AS calls, total_exec_time AS ms, rows::int AS rows, total_plan_time AS plan,
+                  jit_generation_time + jit_inlining_time + jit_optimization_time + jit_emission_time AS jit FROM pg_stat_statements
             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC`,
         );
         const per = (n: number) => (n / Math.max(1, accepted)).toFixed(3);
@@ -249,8 +270,9 @@ async function diagnose(url: string): Promise<Diagnosis> {
         const commits = rows.filter((r) => /^commit/i.test(r.query.trim())).reduce((n, r) => n + r.calls, 0);
         const lines = [
           `  database per accepted request: ${per(calls)} statements, ${per(commits)} COMMITs, ${per(rows.reduce((n, r) => n + r.ms, 0))} ms executing; ` +
+            `${per(rows.reduce((n, r) => n + r.plan, 0))} ms planning, ${per(rows.reduce((n, r) => n + r.jit, 0))} ms compiling (JIT); ` +
             `${per(notified.count)} notifications (${(notified.bytes / Math.max(1, notified.count)).toFixed(0)} bytes each, ${notified.stored} stored as rows)`,
-          ...rows.slice(0, 45).map((r) => `    ${per(r.calls).padStart(7)} calls ${(r.ms / Math.max(1, r.calls)).toFixed(3).padStart(7)} ms ${String(r.rows).padStart(7)} rows  ${r.query.replace(/\s+/g, ' ').slice(0, 110)}`),
+          ...rows.slice(0, 45).map((r) => `    ${per(r.calls).padStart(7)} calls ${(r.ms / Math.max(1, r.calls)).toFixed(3).padStart(7)} ms (plan ${(r.plan / Math.max(1, r.calls)).toFixed(3)}, jit ${(r.jit / Math.max(1, r.calls)).toFixed(1)}) ${String(r.rows).padStart(7)} rows  ${r.query.replace(/\s+/g, ' ').slice(0, 110)}`),
         ];
         return lines.join('\n');
       } finally {
@@ -319,6 +341,11 @@ interface Load {
   cpuMsPerAccepted: number;
   /** CPU ms of the relays' main threads (their event loops) per accepted request. */
   mainMsPerAccepted: number;
+  /** CPU ms of the relays (every thread) and of PostgreSQL (every process) per accepted request, apart. */
+  relayMsPerAccepted: number;
+  pgMsPerAccepted: number;
+  /** PostgreSQL's CPU ms per accepted request by kind of process. */
+  pgKinds: string;
   load: string;
   /** What the database did (BENCH_PG_STATEMENTS=1), else ''. */
   database: string;
@@ -366,7 +393,7 @@ async function load(urls: string[], senders: Sender[], processes: Processes, dat
   const deliveredBefore = await delivered();
   const diagnosis = STATEMENTS && databaseUrl ? await diagnose(databaseUrl) : undefined;
   const waits = WAITS && databaseUrl ? await sampleWaits(databaseUrl) : undefined;
-  const { value: results, cpu, cpuSeconds: spent, mainSeconds, load: loadavg } = await measuringCpu(processes, () => Promise.all(urls.map((u) => run(u, SECONDS))));
+  const { value: results, cpu, cpuSeconds: spent, relaySeconds, pgSeconds, pgKinds, mainSeconds, load: loadavg } = await measuringCpu(processes, () => Promise.all(urls.map((u) => run(u, SECONDS))));
   const deliveredInWindow = (await delivered()) - deliveredBefore;
   const statuses: Record<string, number> = {};
   for (const r of results) for (const [code, n] of Object.entries(r.statusCodeStats ?? {})) statuses[code] = (statuses[code] ?? 0) + (n as { count: number }).count;
@@ -383,6 +410,9 @@ async function load(urls: string[], senders: Sender[], processes: Processes, dat
     cpu,
     cpuMsPerAccepted: (spent * 1000) / Math.max(1, accepted),
     mainMsPerAccepted: (mainSeconds * 1000) / Math.max(1, accepted),
+    relayMsPerAccepted: (relaySeconds * 1000) / Math.max(1, accepted),
+    pgMsPerAccepted: (pgSeconds * 1000) / Math.max(1, accepted),
+    pgKinds: [...pgKinds].filter(([, x]) => x > 0).sort((a, b) => b[1] - a[1]).map(([k, x]) => `${k} ${((x * 1000) / Math.max(1, accepted)).toFixed(3)}`).join(', '),
     load: loadavg,
     database,
   };
@@ -410,8 +440,18 @@ async function startRelays(databaseUrl: string, n: number, dir: string, limits: 
   await mkdir(dir, { recursive: true });
   const config = path.join(dir, 'relay.json');
   await writeFile(config, JSON.stringify({ limits }));
+  // BENCH_RELAY_ENV='{"NODE_OPTIONS": "--require ..."}': more environment for each relay (a
+  // profiler's hook, say: --cpu-prof is not allowed in NODE_OPTIONS).
+  const env = process.env.BENCH_RELAY_ENV ? (JSON.parse(process.env.BENCH_RELAY_ENV) as Record<string, string>) : undefined;
   const start = (i: number) =>
-    startRelayProcess({ dataDir: path.join(dir, `relay-${i}`), adminToken: ADMIN_TOKEN, config, extraArgs: ['--database', databaseUrl], startTimeoutMs: 60_000 });
+    startRelayProcess({
+      dataDir: path.join(dir, `relay-${i}`),
+      adminToken: ADMIN_TOKEN,
+      config,
+      extraArgs: ['--database', databaseUrl],
+      startTimeoutMs: 60_000,
+      env,
+    });
   const first = await start(0);
   const rest = await Promise.all(Array.from({ length: n - 1 }, (_, i) => start(i + 1)));
   const boot = first.ready.bootstrap;
@@ -459,12 +499,12 @@ async function withDatabase<T>(serverUrl: string, fn: (url: string) => Promise<T
 }
 
 const line = (name: string, r: Load) =>
-  `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(5)} ms  non2xx ${String(r.non2xx).padStart(5)}  delivered ${r.deliveredPerSecond.toFixed(0)}/s  ${r.cpuMsPerAccepted.toFixed(2)} CPU ms/accepted (relays + pg; main threads ${r.mainMsPerAccepted.toFixed(2)}); ${r.cpu}; load ${r.load}${r.database ? `\n${r.database}` : ''}`;
+  `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(5)} ms  non2xx ${String(r.non2xx).padStart(5)}  delivered ${r.deliveredPerSecond.toFixed(0)}/s  ${r.cpuMsPerAccepted.toFixed(2)} CPU ms/accepted (relays ${r.relayMsPerAccepted.toFixed(2)}, their main threads ${r.mainMsPerAccepted.toFixed(2)}; pg ${r.pgMsPerAccepted.toFixed(2)}: ${r.pgKinds}); ${r.cpu}; load ${r.load}${r.database ? `\n${r.database}` : ''}`;
 
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
 export async function benchPostgres(): Promise<void> {
-  const server = process.env.BENCH_DATABASE_URL ? undefined : await startPostgresServer({ durable: true, settings: STATEMENTS ? ['shared_preload_libraries=pg_stat_statements'] : [] });
+  const server = process.env.BENCH_DATABASE_URL ? undefined : await startPostgresServer({ durable: true, settings: STATEMENTS ? ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track_planning=on'] : [] });
   const serverUrl = process.env.BENCH_DATABASE_URL ?? server!.url;
   const postmaster = await postmasterPid(serverUrl);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'raven-bench-pg-'));

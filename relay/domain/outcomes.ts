@@ -140,15 +140,19 @@ class RecordingSession {
     return aggregate;
   }
 
-  /** Writes everything decided; each email's state then holds the events stored for it. */
-  async commit(tx: Queryable): Promise<void> {
-    await applyOutcomeChanges(tx, { ...this.changes, recipients: [...this.recipientChanges.values()], emails: [...this.emailChanges.values()] }, this.now);
-    await insertDeliveryAttempts(tx, this.attempts);
-    if (this.newEvents.length === 0) return;
-    const stored = await recordEvents(
-      tx,
-      this.newEvents.map(({ state, event }) => ({ email: state.ref, event })),
-    );
+  /**
+   * Writes everything decided, and `alongside` (other writes of the same unit); each email's state
+   * then holds the events stored for it. The writes are independent of each other, so they are
+   * issued together: on SQLite one trip to the thread pool instead of one each, and a writer trip
+   * is what the single writer's time goes to (BENCHMARKS.md, issue 24, session 12).
+   */
+  async commit(tx: Queryable, alongside: Promise<unknown> = Promise.resolve()): Promise<void> {
+    const [, , stored] = await Promise.all([
+      applyOutcomeChanges(tx, { ...this.changes, recipients: [...this.recipientChanges.values()], emails: [...this.emailChanges.values()] }, this.now),
+      insertDeliveryAttempts(tx, this.attempts),
+      this.newEvents.length === 0 ? [] : recordEvents(tx, this.newEvents.map(({ state, event }) => ({ email: state.ref, event }))),
+      alongside,
+    ]);
     stored.forEach((event, i) => this.newEvents[i]!.state.events.push(event));
   }
 }
@@ -177,11 +181,20 @@ export interface RecordedOutcome {
 
 const NOTHING_RECORDED: RecordedOutcome = { events: [], status: 'failed', terminal: true, pending: 0 };
 
-/** Opens a session over the emails, lets decide() fill it, writes it; decide's result then holds the stored events. */
-async function recordWith<T>(tx: Queryable, emailIds: readonly string[], now: string, decide: (session: RecordingSession) => T): Promise<T> {
+/**
+ * Opens a session over the emails, lets decide() fill it, writes it together with what
+ * `alongside` writes given the decision; decide's result then holds the stored events.
+ */
+async function recordWith<T>(
+  tx: Queryable,
+  emailIds: readonly string[],
+  now: string,
+  decide: (session: RecordingSession) => T,
+  alongside: (decided: T) => Promise<unknown> = async () => undefined,
+): Promise<T> {
   const session = await RecordingSession.open(tx, emailIds, now);
   const decided = decide(session);
-  await session.commit(tx);
+  await session.commit(tx, alongside(decided));
   return decided;
 }
 
@@ -273,8 +286,17 @@ export async function recordDeliveryResult(tx: Queryable, input: DeliveryRecordI
 }
 
 /** recordDeliveryResult for the dispatches of many emails (one each), in a statement per table. */
-export function recordDeliveryResults(tx: Queryable, inputs: readonly DeliveryRecordInput[], now: string): Promise<RecordedOutcome[]> {
-  return recordWith(tx, inputs.map((i) => i.emailId), now, (session) => inputs.map((input) => decideDelivery(session, input)));
+/**
+ * Records the answers; `alongside` writes what follows from the outcomes (the worker: its jobs'
+ * next state) in the same trips as the outcomes' own writes.
+ */
+export function recordDeliveryResults(
+  tx: Queryable,
+  inputs: readonly DeliveryRecordInput[],
+  now: string,
+  alongside?: (outcomes: RecordedOutcome[]) => Promise<unknown>,
+): Promise<RecordedOutcome[]> {
+  return recordWith(tx, inputs.map((i) => i.emailId), now, (session) => inputs.map((input) => decideDelivery(session, input)), alongside);
 }
 
 /**

@@ -5,9 +5,10 @@
 //
 // Job states: ready -> running (claimed: committed before any connection is opened) -> done,
 // back to ready with a later run_at (deferred recipients), or dead (retries exhausted, or the
-// dispatch was interrupted). A job found running at start-up had begun its dispatch: the message
-// may have been accepted, so its pending recipients become delivery_unknown and are never resent
-// (delivery/delivery-unknown.ts).
+// dispatch was interrupted). A job found running at start-up had begun its dispatch, or was
+// claimed for one: the message may have been accepted, so its pending recipients become
+// delivery_unknown and are never resent (delivery/delivery-unknown.ts). Jobs claimed ahead and not
+// begun when the worker stops go back to ready (DeliveryWorker.releaseReserve).
 import { deliveryConcurrency } from '../config.js';
 import { utcDay } from '../clock.js';
 import { buildSignedMessage, dkimSigning, signingKeyFor } from '../delivery/dkim.js';
@@ -45,7 +46,6 @@ import { workerThreads } from '../threads/work.js';
 import { retryDelaySeconds } from './backoff.js';
 import { recoverInterruptedJobs, startMaintenance, type Maintenance } from './maintenance.js';
 import { ProviderLimits } from './provider-limits.js';
-import { qcount, qsample, qtime } from '../qtrace.js';
 
 // Real time: how often due jobs are looked for when nothing wakes the worker.
 const POLL_INTERVAL_MS = 1_000;
@@ -77,7 +77,12 @@ const CAUGHT_UP_MS = 50;
 // concurrency, once the saturation lapses.
 const SATURATED_CONCURRENCY = 2;
 
-/** Jobs claimed ahead of the in-flight limit, so an answered dispatch's successor begins without waiting for a claim. */
+/**
+ * Jobs claimed ahead of the in-flight limit, so an answered dispatch's successor begins at once
+ * instead of after a claim's wait for the writer: with the slots counted until each outcome had
+ * committed and claimed only once a quarter were free, the sustained run kept a median of about 30
+ * of 64 in flight with thousands of jobs waiting (BENCHMARKS.md, issue 24, session 12).
+ */
 export function claimAhead(limit: number): number {
   return Math.floor(limit / 2);
 }
@@ -123,15 +128,7 @@ export interface Worker {
 /** Marks up to `limit` due jobs running, in one committed write, and returns them. */
 export function claimDueJobs(services: RelayServices, limit: number): Promise<ClaimedJob[]> {
   const now = services.clock.iso();
-  const t0 = performance.now();
-  let ran = 0;
-  return services.db.write(async (tx) => {
-    const t1 = performance.now();
-    qtime('claimQueued', t1 - t0);
-    const r = await claimJobs(tx, now, limit, leaseUntil(services));
-    ran = performance.now() - t1;
-    return r;
-  }).then((r) => { qtime('claimTotal', performance.now() - t0); qtime('claimRun', ran); qcount('claims'); qcount('claimed', r.length); qsample('claimLimit', limit); return r; });
+  return services.db.write((tx) => claimJobs(tx, now, limit, leaseUntil(services)));
 }
 
 /** When a claim made now lapses unless renewed (real time: it is about a process being alive). */
@@ -194,8 +191,10 @@ function jobAfter(answered: Answered, input: DeliveryRecordInput, outcome: Recor
 async function recordAnswers(tx: Queryable, answers: Answered[], nowMs: number): Promise<Recorded[]> {
   const now = new Date(nowMs).toISOString();
   const inputs = answers.map((a) => scheduleNextAttempt(a, nowMs));
-  const outcomes = await recordDeliveryResults(tx, inputs, now);
-  await releaseJobs(tx, answers.map((a, i) => jobAfter(a, inputs[i]!, outcomes[i]!)), now);
+  // The jobs' next state depends only on the decided outcomes: written in the same trips as them.
+  const outcomes = await recordDeliveryResults(tx, inputs, now, (decided) =>
+    releaseJobs(tx, answers.map((a, i) => jobAfter(a, inputs[i]!, decided[i]!)), now),
+  );
   return outcomes.map((outcome, i) => (outcome.pending > 0 && inputs[i]!.nextAttemptAt ? { ...outcome, nextAttemptAt: inputs[i]!.nextAttemptAt } : outcome));
 }
 
@@ -298,12 +297,7 @@ async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch,
   const retryAtMs = d.limits().reserve(envelopeTo.length, services.clock.nowMs());
   if (retryAtMs > 0) return releaseJob(services, { id: job.id, state: 'ready', runAt: new Date(retryAtMs).toISOString() });
 
-  const td = performance.now();
-  qcount('dStart');
-  sendingNow++;
   const delivered = await deliver(services, provider, () => outboundJob(services, batch, email, envelopeTo));
-  qtime('deliverMs', performance.now() - td);
-  sendingNow--;
   answered();
   // Nothing was sent: the message cannot be built, and never will be.
   if (delivered.kind === 'unbuildable') return settleUnanswered(services, job, envelopeTo.length, { outcome: 'failed', reason: 'invalid_message' }, delivered.error);
@@ -320,10 +314,7 @@ async function dispatchJob(d: Dispatcher, job: ClaimedJob, batch: DispatchBatch,
     startedAt,
     provider: provider.name,
   };
-  const to = performance.now();
   const outcome = await recordOutcome(d, answer);
-  qtime('outcomeWait', performance.now() - to);
-  qcount('dDone');
   announceEvents(services.bus, outcome.events);
   countDeliveryResult(services.metrics, result, answer.acceptedMeans);
   services.log.info('queue', 'dispatched', {
@@ -365,10 +356,6 @@ async function recordOutcome(d: Dispatcher, answered: Answered): Promise<Recorde
     return (await db.write((tx) => recordAnswers(tx, [answered], clock.nowMs())))[0]!;
   }
 }
-
-let sendingNow = 0;
-let ticksNow = 0;
-if (process.env.RAVEN_QTRACE === '1') setInterval(() => { qsample('send10', sendingNow); qsample('tick10', ticksNow); }, 10).unref();
 
 export function startWorker(services: RelayServices, provider: DeliveryProvider): Worker {
   const worker = new DeliveryWorker(services, provider);
@@ -480,7 +467,6 @@ class DeliveryWorker implements Worker {
       return;
     }
     this.ticking = true;
-    ticksNow = 1;
     try {
       // `continue` after a read, not `break`: a kick that came while it ran (a job committed after
       // it looked) is honoured by the loop's condition instead of waiting for the poll.
@@ -488,10 +474,7 @@ class DeliveryWorker implements Worker {
         this.again = false;
         const room = this.room();
         if (room === 0) break;
-        const th = performance.now();
-        const due = await hasDueJob(this.services.db, this.services.clock.iso());
-        qtime('hasDue', performance.now() - th);
-        if (!due) {
+        if (!(await hasDueJob(this.services.db, this.services.clock.iso()))) {
           this.behind = false;
           continue;
         }
@@ -499,10 +482,7 @@ class DeliveryWorker implements Worker {
         const jobs = await claimDueJobs(this.services, room);
         if (jobs.length === 0) continue;
         this.behind = behindAfterClaim(this.behind, jobs, this.services.clock.nowMs());
-        const tb = performance.now();
         const batch = loadDispatchBatch(this.services.db, jobs.map((j) => j.email_id), PENDING_STATUSES);
-        void batch.then(() => qtime('loadBatch', performance.now() - tb));
-        qsample('behind', this.behind ? 1 : 0);
         for (const job of jobs) {
           this.dispatching.add(job.id);
           this.reserve.push({ job, batch });
@@ -513,15 +493,16 @@ class DeliveryWorker implements Worker {
     } catch (error) {
       this.services.log.error('queue', 'cannot claim jobs', { error: (error as Error).message });
     } finally {
-      ticksNow = 0;
       this.ticking = false;
     }
   }
 
   /**
-   * How many jobs to claim now, 0 for none. Claims are batches: a finished dispatch does not claim
-   * its successor alone, the worker waits until a quarter of its slots are free (or it is idle)
-   * and claims that many at once.
+   * How many jobs to claim now, 0 for none: up to the in-flight limit and claimAhead more, counting
+   * the dispatches not yet answered and the jobs claimed ahead. Claims are batches: the worker
+   * waits until a quarter of the limit is free (or it holds nothing) and claims that many at once.
+   * None while as many outcomes as the limit wait for the writer: a writer that falls behind holds
+   * delivery back instead of piling answers up.
    */
   private room(): number {
     // Clients waiting on admission come first: during a burst of admissions at most the pace of an
@@ -532,11 +513,6 @@ class DeliveryWorker implements Worker {
     const held = this.delivering + this.reserve.length;
     const batchOf = Math.max(1, Math.floor(limit / 4));
     const room = limit + claimAhead(limit) - held;
-    qcount('room');
-    qsample('inflight', this.delivering);
-    qsample('reserve', this.reserve.length);
-    qsample('recording', this.recording);
-    qsample('limit', limit);
     if (this.stopped || room <= 0 || (room < batchOf && held > 0) || this.recording >= limit) return 0;
     return room;
   }

@@ -22,6 +22,8 @@ export interface RelayProcessOptions {
   config?: string;
   extraArgs?: string[];
   startTimeoutMs?: number;
+  /** More environment for the relay (e.g. NODE_OPTIONS for a profile), beside RAVEN_LOG_LEVEL. */
+  env?: Record<string, string>;
 }
 
 export function startRelayProcess(options: RelayProcessOptions): Promise<RelayProcess> {
@@ -36,7 +38,7 @@ export function startRelayProcess(options: RelayProcessOptions): Promise<RelayPr
     ...(options.extraArgs ?? []),
   ];
   // Only what the relay is given: none of the developer's (or the runner's) RAVEN_* variables.
-  const child = spawnRavenctl(args, { env: { RAVEN_LOG_LEVEL: 'error' } });
+  const child = spawnRavenctl(args, { env: { RAVEN_LOG_LEVEL: 'error', ...options.env } });
   child.stdin.end();
   let stdout = '';
   let stderr = '';
