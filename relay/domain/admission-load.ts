@@ -5,7 +5,8 @@
 // second only a few wait at any moment), counted over every relay of one PostgreSQL database: each
 // relay tells the others its count over the shared bus (at most every REPORT_EVERY_MS while
 // admissions wait, and once more when none do), so three relays with sixteen clients each see the
-// burst one relay with forty-eight sees. The burst's delivery allowance goes whole to one relay
+// burst one relay with forty-eight sees; a relay with admissions waiting looks for it on each of
+// those reports as well as when its own clients send (sight()). The burst's delivery allowance goes whole to one relay
 // in it, the first by id: three relays in a burst deliver what one would, not three times as much
 // (measured: with each relay at one relay's allowance, delivery kept pace with admission and took
 // four fifths of the CPU, BENCHMARKS.md), and in the batches one relay would (split three ways,
@@ -70,7 +71,12 @@ function loadOf(services: RelayServices): AdmissionLoad {
       peers: new Map(),
     };
     services.bus.on('admission.load', (report) => {
-      if (report.relay !== made.relay) made.peers.set(report.relay, { waiting: report.waiting, at: performance.now() });
+      if (report.relay === made.relay) return;
+      const now = performance.now();
+      made.peers.set(report.relay, { waiting: report.waiting, at: now });
+      // Seen on the others' reports too, not only when this relay's own clients send: its own
+      // batch may keep them waiting longer than a burst lasts unseen (see sight()).
+      if (made.waiting > 0) sight(made, now);
     });
     loads.set(services, (load = made));
   }
@@ -97,11 +103,16 @@ function changed(services: RelayServices, load: AdmissionLoad): void {
   }
 }
 
-/** An admission starts waiting for its commit; the returned function ends the wait. */
-export function admissionWaiting(services: RelayServices): () => void {
-  const load = loadOf(services);
-  const now = performance.now();
-  load.waiting++;
+/**
+ * Looks for a burst at `now` while admissions of this relay wait: it is one when they and those
+ * the other relays reported lately are BURST_WAITING or more. Looked for when an admission starts
+ * here and when another relay's report arrives. Only the first made a relay whose batch kept its
+ * clients waiting (a loaded machine, or the relay's own delivery at 32 in flight taking its CPU)
+ * miss the burst it was in for as long as the batch lasted: it never saw it saturate (a gap of
+ * 500 ms, BURST_GAP_MS, began it anew) and kept 32 dispatches in flight beside two relays waiting on
+ * a core (BENCHMARKS.md, issue 24, session 12).
+ */
+function sight(load: AdmissionLoad, now: number): void {
   let waiting = load.waiting;
   let first = true;
   for (const [relay, peer] of load.peers) {
@@ -116,6 +127,13 @@ export function admissionWaiting(services: RelayServices): () => void {
     load.burstSeenAt = now;
     load.burstDelivers = first;
   }
+}
+
+/** An admission starts waiting for its commit; the returned function ends the wait. */
+export function admissionWaiting(services: RelayServices): () => void {
+  const load = loadOf(services);
+  load.waiting++;
+  sight(load, performance.now());
   changed(services, load);
   return () => {
     load.waiting--;

@@ -472,6 +472,10 @@ class DeliveryWorker implements Worker {
       // it looked) is honoured by the loop's condition instead of waiting for the poll.
       do {
         this.again = false;
+        // Jobs claimed ahead while the limit was lower (another relay's burst: none) begin once it
+        // has room again: nothing else would begin them when no claim and no answer comes (the
+        // jobs left are these), and the queue stalled on them (issue 24, session 12).
+        this.beginReserved();
         const room = this.room();
         if (room === 0) break;
         if (!(await hasDueJob(this.services.db, this.services.clock.iso()))) {

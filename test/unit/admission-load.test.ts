@@ -74,3 +74,22 @@ test('a burst saturates the relay once it has been seen for a second with no gap
   // A steady load's hiccup: 300 ms of sightings, then none.
   assert.equal(burstSaturates(20_000, 20_300, 20_300), false);
 });
+
+test("a relay whose own batch keeps its clients waiting sees the burst on the other relays' reports, and its saturation", async () => {
+  const { services, bus } = relay();
+  assert.equal(burstAllowance(services, () => 8), undefined); // the worker asks from its start
+  // Twelve admissions here wait through a long batch (no new one starts here meanwhile), while
+  // another relay keeps reporting twenty waiting: one burst, seen on every report, saturating after
+  // a second. Seen only when this relay's own clients sent, it would have ended a second after.
+  const done = Array.from({ length: 12 }, () => admissionWaiting(services));
+  const allowance = () => burstAllowance(services, (saturated) => (saturated ? 2 : 8));
+  bus.emit('admission.load', { relay: '~after', waiting: 20 });
+  assert.equal(allowance(), 8);
+  const started = performance.now();
+  while (performance.now() - started < 1_150) {
+    await new Promise((r) => setTimeout(r, 100));
+    bus.emit('admission.load', { relay: '~after', waiting: 20 });
+  }
+  assert.equal(allowance(), 2);
+  for (const d of done) d();
+});
