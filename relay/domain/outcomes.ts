@@ -16,6 +16,7 @@ import {
   type RecipientChange,
 } from '../storage/delivery-state.js';
 import { insertDeliveryAttempts, type DeliveryAttemptRow } from '../storage/delivery-attempts.js';
+import { allStatements } from '../storage/rows.js';
 import { recordEvents, type EmailRef, type NewEvent, type StoredEvent } from './timeline.js';
 import { announceEvents } from '../bus.js';
 
@@ -147,12 +148,15 @@ class RecordingSession {
    * is what the single writer's time goes to (BENCHMARKS.md, issue 24, session 12).
    */
   async commit(tx: Queryable, alongside: Promise<unknown> = Promise.resolve()): Promise<void> {
-    const [, , stored] = await Promise.all([
+    const events = this.newEvents.length === 0 ? Promise.resolve([]) : recordEvents(tx, this.newEvents.map(({ state, event }) => ({ email: state.ref, event })));
+    // Every write settled before a failure is thrown: the writer's ROLLBACK TO must not overtake one.
+    await allStatements([
       applyOutcomeChanges(tx, { ...this.changes, recipients: [...this.recipientChanges.values()], emails: [...this.emailChanges.values()] }, this.now),
       insertDeliveryAttempts(tx, this.attempts),
-      this.newEvents.length === 0 ? [] : recordEvents(tx, this.newEvents.map(({ state, event }) => ({ email: state.ref, event }))),
+      events,
       alongside,
     ]);
+    const stored = await events;
     stored.forEach((event, i) => this.newEvents[i]!.state.events.push(event));
   }
 }
