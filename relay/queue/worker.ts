@@ -30,6 +30,7 @@ import { announceEvents } from '../bus.js';
 import { countDeliveryResult } from '../metrics.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
+import { retryStorageFaults } from '../storage/retry.js';
 import { loadDispatchBatch, type DispatchBatch, type DispatchEmail, type PendingRecipient } from '../storage/dispatch.js';
 import {
   claimJobs,
@@ -349,11 +350,12 @@ async function recordOutcome(d: Dispatcher, answered: Answered): Promise<Recorde
   try {
     return await db.writeBatched(d.answers, answered);
   } catch (error) {
-    // One more try, on its own (a batch fails whole): if it fails too the job stays running and
-    // start-up recovery settles it.
+    // Again on its own (a batch fails whole), and while the storage is away for a moment, for half
+    // a lease (the job's lease is renewed meanwhile): the provider has answered, and a job left
+    // running is settled as delivery_unknown by recovery.
     log.warn('queue', 'cannot record delivery outcome, retrying', { job_id: answered.job.id, error: (error as Error).message });
-    await new Promise((r) => setTimeout(r, 1_000));
-    return (await db.write((tx) => recordAnswers(tx, [answered], clock.nowMs())))[0]!;
+    const giveUpAtMs = Date.now() + (d.services.config.delivery.leaseSeconds * 1_000) / 2;
+    return retryStorageFaults(async () => (await db.write((tx) => recordAnswers(tx, [answered], clock.nowMs())))[0]!, { giveUpAtMs });
   }
 }
 

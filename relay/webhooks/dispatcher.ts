@@ -6,7 +6,7 @@
 import { Agent, request } from 'undici';
 import { signWebhook } from 'raven-email-sdk';
 import type { RelayServices } from '../services.js';
-import { isStorageFault } from '../storage/db.js';
+import { retryStorageFaults } from '../storage/retry.js';
 import {
   abandonDeliveryAttempt,
   claimDeliveryAttempt,
@@ -45,8 +45,6 @@ const MAX_IDLE_MS = 60_000;
 const STOP_GRACE_MS = 1_000;
 // An attempt's claim outlives its time-out by this much: past it the relay is taken for dead.
 const ATTEMPT_LEASE_MARGIN_MS = 10_000;
-/** A failed outcome write is tried again after this, doubling up to the last delay. */
-const RECORD_RETRY_DELAYS_MS = [50, 100, 200, 400, 800, 1_600];
 /** The last try of an outcome write starts this long before the claim runs out at the latest. */
 const RECORD_CLAIM_MARGIN_MS = 2_000;
 
@@ -253,12 +251,11 @@ async function claimAttempt(ctx: AttemptContext, row: DueDelivery): Promise<numb
 }
 
 /**
- * Records the outcome, and again after a storage fault (a database restarting, a lock held past
- * busy_timeout) while this relay's claim lasts: no other relay attempts the delivery meanwhile,
- * and the record is written once however often it is tried (recordAttempt). Without it the
- * receiver, which has answered, would get the same event again once the claim ran out. Past the
- * claim, or once the dispatcher stops, the delivery stays pending and is attempted again, which the
- * contract allows.
+ * Records the outcome, and again after a storage fault while this relay's claim lasts: no other
+ * relay attempts the delivery meanwhile, and the record is written once however often it is tried
+ * (recordAttempt). Without it the receiver, which has answered, would get the same event again
+ * once the claim ran out. Past the claim, or once the dispatcher stops, the delivery stays pending
+ * and is attempted again, which the contract allows.
  */
 async function recordWhileClaimed(
   ctx: AttemptContext,
@@ -268,17 +265,10 @@ async function recordWhileClaimed(
   outcome: AttemptOutcome,
   claimEndsMs: number,
 ): Promise<void> {
-  for (let retry = 0; ; retry++) {
-    try {
-      await recordOutcome(ctx.services, row, number, startedMs, outcome);
-      return;
-    } catch (error) {
-      const delay = RECORD_RETRY_DELAYS_MS[Math.min(retry, RECORD_RETRY_DELAYS_MS.length - 1)]!;
-      const tooLate = Date.now() + delay > claimEndsMs - RECORD_CLAIM_MARGIN_MS;
-      if (!isStorageFault(error) || tooLate || ctx.stopping()) throw error;
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
+  await retryStorageFaults(() => recordOutcome(ctx.services, row, number, startedMs, outcome), {
+    giveUpAtMs: claimEndsMs - RECORD_CLAIM_MARGIN_MS,
+    stopping: ctx.stopping,
+  });
 }
 
 /** Where a delivery stands after attempt `number`: delivered, failed (it was the last) or pending until the next. */

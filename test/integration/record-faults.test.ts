@@ -1,13 +1,16 @@
-// A storage fault while the dispatcher records an attempt the receiver has already answered: the
-// record is written once the storage is back, and the receiver gets the event once. On SQLite the
-// fault is the write lock held by another connection past busy_timeout; on PostgreSQL a trigger on
-// the attempts table raises insufficient_resources (SQLSTATE 53000) while it is in place.
+// A storage fault while the relay records an outcome already answered elsewhere: a webhook attempt
+// the receiver answered, a delivery the provider accepted. The record is written once the storage
+// is back (the work is not done again, the recipient does not end delivery_unknown), and once. On
+// SQLite the fault is the write lock held by another connection past busy_timeout; on PostgreSQL a
+// trigger on the table the record writes raises insufficient_resources (SQLSTATE 53000) while it
+// is in place.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import { openInspector, type Inspector } from '../helpers/sqlite-inspect.js';
 import { recordAttempt } from '../../relay/storage/webhooks.js';
-import type { TestRelay } from '../helpers/start-relay.js';
+import { startFakeUpstream } from '../helpers/fake-upstream.js';
+import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 import { createEndpoint, relayAndReceiver, sleep, startWebhookBarrier, waitForAttempts } from '../helpers/webhooks.js';
 
 /** SQLite's busy_timeout on the relay's writer (storage/db.ts): the lock is held a little longer. */
@@ -16,11 +19,10 @@ const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 interface StorageFault {
   inject(): Promise<void>;
   clear(): Promise<void>;
-  /** How long the fault lasts once the receiver has answered: long enough for a write to fail. */
-  lastsMs: number;
 }
 
-function storageFault(t: TestRelay): StorageFault {
+/** Writes to `table` fail while the fault is in place (on SQLite every write does). */
+function storageFault(t: TestRelay, table: string): StorageFault {
   const { db } = t.relay.services;
   if (db.dialect === 'sqlite') {
     let holder: Inspector | undefined;
@@ -33,7 +35,6 @@ function storageFault(t: TestRelay): StorageFault {
         await holder!.exec('ROLLBACK');
         await holder!.close();
       },
-      lastsMs: SQLITE_BUSY_TIMEOUT_MS + 1_000,
     };
   }
   return {
@@ -41,17 +42,22 @@ function storageFault(t: TestRelay): StorageFault {
       await db.write(async (tx) => {
         await tx.run(`CREATE FUNCTION raven_test_fault() RETURNS trigger LANGUAGE plpgsql AS $$
                         BEGIN RAISE EXCEPTION 'injected storage fault' USING ERRCODE = '53000'; END $$`);
-        await tx.run('CREATE TRIGGER raven_test_fault BEFORE INSERT ON webhook_attempts FOR EACH ROW EXECUTE FUNCTION raven_test_fault()');
+        await tx.run(`CREATE TRIGGER raven_test_fault BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION raven_test_fault()`);
       });
     },
     async clear() {
       await db.write(async (tx) => {
-        await tx.run('DROP TRIGGER raven_test_fault ON webhook_attempts');
+        await tx.run(`DROP TRIGGER raven_test_fault ON ${table}`);
         await tx.run('DROP FUNCTION raven_test_fault()');
       });
     },
-    lastsMs: 1_000,
   };
+}
+
+/** Injects the fault now and clears it after `ms`; the promise of its clearing. */
+async function faultFor(fault: StorageFault, ms: number): Promise<{ cleared: Promise<void> }> {
+  await fault.inject();
+  return { cleared: new Promise((resolve) => setTimeout(resolve, ms)).then(() => fault.clear()) };
 }
 
 const env = relayAndReceiver();
@@ -59,11 +65,12 @@ const env = relayAndReceiver();
 test('an attempt whose record meets a storage fault is recorded once the storage is back, not sent again', { timeout: 60_000 }, async () => {
   const { t, receiver } = env;
   const hookId = (await createEndpoint(t, receiver.url, ['email.queued'])).id;
-  const fault = storageFault(t);
+  const fault = storageFault(t, 'webhook_attempts');
+  // Past busy_timeout on SQLite: the first write fails.
+  const lastsMs = t.relay.services.db.dialect === 'sqlite' ? SQLITE_BUSY_TIMEOUT_MS + 1_000 : 1_000;
   let cleared: Promise<void> | undefined;
   receiver.answer = async () => {
-    await fault.inject();
-    cleared = sleep(fault.lastsMs).then(() => fault.clear());
+    ({ cleared } = await faultFor(fault, lastsMs));
     return { status: 200 };
   };
   const sent = await t.send({ subject: 'Recorded once' });
@@ -114,4 +121,37 @@ test('an attempt record written again (a retry after a COMMIT whose answer was l
     }),
   );
   assert.deepEqual(await waitForAttempts(t, hookId, 1), [shown]);
+});
+
+test('a delivery whose outcome meets a storage fault is recorded once the storage is back: sent, once', { timeout: 60_000 }, async (ctx) => {
+  let fault: StorageFault | undefined;
+  let lastsMs = 0;
+  let cleared: Promise<void> | undefined;
+  const upstream = await startFakeUpstream({
+    async onData() {
+      if (fault) ({ cleared } = await faultFor(fault, lastsMs));
+      return 'accept' as const;
+    },
+  });
+  const t = await startTestRelay({ flags: { upstream: upstream.url } });
+  ctx.after(async () => {
+    await t.stop();
+    await upstream.close();
+  });
+  fault = storageFault(t, 'delivery_attempts');
+  // On SQLite past two busy_timeouts and a second between them: what a single retry a second
+  // later waited out, and what half a lease (15 s) of retries does not.
+  lastsMs = t.relay.services.db.dialect === 'sqlite' ? 2 * SQLITE_BUSY_TIMEOUT_MS + 2_000 : 3_000;
+  const sent = await t.send({ subject: 'Outcome recorded late' });
+  assert.equal(sent.status, 202, sent.text);
+  while (cleared === undefined) await sleep(10);
+  fault = undefined;
+  await cleared;
+  const final = await t.waitForFinal(sent.body.id, { timeoutMs: 20_000 });
+  assert.deepEqual(
+    final.recipients.map((r: { status: string }) => r.status),
+    ['sent'],
+    `the upstream accepted it, so sent, not delivery_unknown: ${JSON.stringify(final)}`,
+  );
+  assert.equal(upstream.received.length, 1, 'sent once');
 });
