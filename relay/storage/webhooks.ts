@@ -308,10 +308,17 @@ const EMAIL_BODY_ERASED = `EXISTS (SELECT 1 FROM webhook_deliveries d JOIN event
  * (a recover, a resend, a late event) keeps its status and time, not the answer.
  */
 export async function recordAttempt(tx: Queryable, a: AttemptRecord): Promise<void> {
+  // Once: the same record written again (a retry after a COMMIT whose answer was lost with its
+  // connection) finds its row, its delivery moved on and its claim released already.
   await tx.run(
     `INSERT INTO webhook_attempts (delivery_id, attempt, status_code, error, attempted_at, duration_ms, response_body, response_truncated)
-     VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ${EMAIL_BODY_ERASED} THEN NULL ELSE ? END, CASE WHEN ${EMAIL_BODY_ERASED} THEN 0 ELSE ? END)`,
-    [a.deliveryId, a.attempt, a.statusCode, a.error, a.attemptedAt, a.durationMs, a.deliveryId, a.responseBody, a.deliveryId, a.responseTruncated ? 1 : 0],
+     SELECT CAST(? AS bigint), CAST(? AS integer), CAST(? AS integer), CAST(? AS text), CAST(? AS text), CAST(? AS integer),
+            CASE WHEN ${EMAIL_BODY_ERASED} THEN NULL ELSE CAST(? AS text) END, CASE WHEN ${EMAIL_BODY_ERASED} THEN 0 ELSE CAST(? AS integer) END
+      WHERE NOT EXISTS (SELECT 1 FROM webhook_attempts WHERE delivery_id = ? AND attempt = ? AND attempted_at = ?)`,
+    [
+      a.deliveryId, a.attempt, a.statusCode, a.error, a.attemptedAt, a.durationMs, a.deliveryId, a.responseBody, a.deliveryId, a.responseTruncated ? 1 : 0,
+      a.deliveryId, a.attempt, a.attemptedAt,
+    ],
   );
   await tx.run(
     `UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ? WHERE id = ? AND state = 'pending' AND attempts = ?`,

@@ -6,6 +6,7 @@
 import { Agent, request } from 'undici';
 import { signWebhook } from 'raven-email-sdk';
 import type { RelayServices } from '../services.js';
+import { isStorageFault } from '../storage/db.js';
 import {
   abandonDeliveryAttempt,
   claimDeliveryAttempt,
@@ -44,6 +45,10 @@ const MAX_IDLE_MS = 60_000;
 const STOP_GRACE_MS = 1_000;
 // An attempt's claim outlives its time-out by this much: past it the relay is taken for dead.
 const ATTEMPT_LEASE_MARGIN_MS = 10_000;
+/** A failed outcome write is tried again after this, doubling up to the last delay. */
+const RECORD_RETRY_DELAYS_MS = [50, 100, 200, 400, 800, 1_600];
+/** The last try of an outcome write starts this long before the claim runs out at the latest. */
+const RECORD_CLAIM_MARGIN_MS = 2_000;
 
 interface AttemptOutcome {
   statusCode: number | null;
@@ -217,7 +222,8 @@ class OutboxLoop {
 /** One attempt of a due delivery: claim it, send it, record what happened. */
 async function attemptDelivery(ctx: AttemptContext, row: DueDelivery, signal: AbortSignal): Promise<void> {
   const { db, clock } = ctx.services;
-  if (!(await claimAttempt(ctx, row))) return;
+  const claimEndsMs = await claimAttempt(ctx, row);
+  if (claimEndsMs === null) return;
   const number = row.attempts + 1;
   const startedMs = clock.nowMs();
   const outcome = await postDelivery(ctx, row, signal);
@@ -226,19 +232,53 @@ async function attemptDelivery(ctx: AttemptContext, row: DueDelivery, signal: Ab
     await abandonDeliveryAttempt(db, row.id);
     return;
   }
-  await recordOutcome(ctx.services, row, number, startedMs, outcome);
+  await recordWhileClaimed(ctx, row, number, startedMs, outcome, claimEndsMs);
 }
 
-/** Whether this relay makes the row's next attempt (storage decides: see claimDeliveryAttempt). */
-function claimAttempt(ctx: AttemptContext, row: DueDelivery): Promise<boolean> {
+/**
+ * When this relay's claim on the row's next attempt runs out (real ms), or null when it does not
+ * make it (storage decides: see claimDeliveryAttempt).
+ */
+async function claimAttempt(ctx: AttemptContext, row: DueDelivery): Promise<number | null> {
   const realNow = Date.now();
-  return claimDeliveryAttempt(ctx.services.db, {
+  const leaseUntil = realNow + ctx.timeoutMs + ATTEMPT_LEASE_MARGIN_MS;
+  const claimed = await claimDeliveryAttempt(ctx.services.db, {
     id: row.id,
     attempts: row.attempts,
     clockNow: ctx.services.clock.iso(),
     realNow: new Date(realNow).toISOString(),
-    leaseUntil: new Date(realNow + ctx.timeoutMs + ATTEMPT_LEASE_MARGIN_MS).toISOString(),
+    leaseUntil: new Date(leaseUntil).toISOString(),
   });
+  return claimed ? leaseUntil : null;
+}
+
+/**
+ * Records the outcome, and again after a storage fault (a database restarting, a lock held past
+ * busy_timeout) while this relay's claim lasts: no other relay attempts the delivery meanwhile,
+ * and the record is written once however often it is tried (recordAttempt). Without it the
+ * receiver, which has answered, would get the same event again once the claim ran out. Past the
+ * claim, or once the dispatcher stops, the delivery stays pending and is attempted again, which the
+ * contract allows.
+ */
+async function recordWhileClaimed(
+  ctx: AttemptContext,
+  row: DueDelivery,
+  number: number,
+  startedMs: number,
+  outcome: AttemptOutcome,
+  claimEndsMs: number,
+): Promise<void> {
+  for (let retry = 0; ; retry++) {
+    try {
+      await recordOutcome(ctx.services, row, number, startedMs, outcome);
+      return;
+    } catch (error) {
+      const delay = RECORD_RETRY_DELAYS_MS[Math.min(retry, RECORD_RETRY_DELAYS_MS.length - 1)]!;
+      const tooLate = Date.now() + delay > claimEndsMs - RECORD_CLAIM_MARGIN_MS;
+      if (!isStorageFault(error) || tooLate || ctx.stopping()) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
 }
 
 /** Where a delivery stands after attempt `number`: delivered, failed (it was the last) or pending until the next. */

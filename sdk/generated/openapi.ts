@@ -28,7 +28,8 @@ export interface paths {
          *     and no quota is charged.
          *
          *     Checks run in this order and the first failure answers: API key (401), production
-         *     activation and permission (403), size (413, 10 MiB = 10,485,760 bytes), JSON (400), field
+         *     activation and permission (403), size (413, 10 MiB = 10,485,760 bytes, whatever the
+         *     Content-Type), JSON and Content-Type (400), field
          *     rules (422 `validation_error`), idempotency (replay or 409), rate limits (429), sender
          *     domain (422 `domain_not_verified`), development recipients (422
          *     `test_recipient_not_allowed`), suppressions (200 suppressed), monthly quotas (429

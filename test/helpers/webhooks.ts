@@ -24,8 +24,8 @@ export interface Receiver {
   url: string;
   port: number;
   requests: ReceivedRequest[];
-  /** Decides the answer to each request (default 200). */
-  answer: (req: ReceivedRequest) => Answer;
+  /** Decides the answer to each request (default 200), at once or when its promise settles. */
+  answer: (req: ReceivedRequest) => Answer | Promise<Answer>;
   /** Resolves when at least n requests arrived. */
   waitForCount(n: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
@@ -70,7 +70,11 @@ export async function startReceiver(): Promise<Receiver> {
       };
       receiver.requests.push(record);
       waiters.splice(0).forEach((w) => w());
-      const answer = receiver.answer(record);
+      const answered = receiver.answer(record);
+      if (answered instanceof Promise) void answered.then(reply);
+      else reply(answered);
+    });
+    const reply = (answer: Answer) => {
       if (answer === 'hang') {
         hanging.add(res);
         return;
@@ -81,7 +85,7 @@ export async function startReceiver(): Promise<Receiver> {
       }
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body ?? 'ok');
-    });
+    };
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.port = (server.address() as AddressInfo).port;
