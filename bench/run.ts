@@ -27,7 +27,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const E2E_N = Number(process.env.BENCH_E2E_N ?? 500);
 const CLI_RUNS = Number(process.env.BENCH_CLI_RUNS ?? 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const READS_EMAILS = Number(process.env.BENCH_READS_EMAILS ?? 100_000);
 const READS_SAMPLES = Number(process.env.BENCH_READS_SAMPLES ?? 300);
 const METRICS_SCRAPES = 20;
@@ -40,6 +39,8 @@ const SINK_N = Number(process.env.BENCH_SINK_N ?? 3_000);
 // the main one still spent 0.24 ms a message during intake (V8's background compiler in perf's
 // samples), 0.13 ms after 3,000; with indexing, 1.18 against 1.05 ms a message in all (session 11).
 const SINK_WARM_UP = Number(process.env.BENCH_SINK_WARM_UP ?? 3_000);
+// Sink intake: rounds over the same warmed targets.
+const SINK_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 // The sink section's load generator: `blast` (raw sockets, PIPELINING; bench/smtp-blast.ts) or
 // `nodemailer` (a pool, as the other SMTP sections use).
 const SINK_CLIENT = process.env.BENCH_SINK_CLIENT ?? 'blast';
@@ -57,6 +58,11 @@ const SUBMISSION_N = Number(process.env.BENCH_SUBMISSION_N ?? 2_000);
 // load 15 - 18, BENCHMARKS.md), and a second of load was 400 requests on a loaded machine, 3,000 on
 // a quiet one.
 const ADMISSION_WARM_UP = Number(process.env.BENCH_ADMISSION_WARM_UP ?? 5_000);
+// Admission: rounds of all targets in turn, BENCH_SECONDS split over them; before each window a
+// target gets this much load again, not counted (a relay held between its windows must see the
+// burst for a second before its worker yields to it again).
+const ADMISSION_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const ADMISSION_REWARM_SECONDS = Number(process.env.BENCH_ADMISSION_REWARM_SECONDS ?? 1.5);
 const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'admission,e2e,sustained,sink,submission,cli,reads,sdk,dashboard,search,wait,checks,postgres').split(',').map((x) => x.trim()));
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
@@ -185,7 +191,21 @@ async function deliveriesSoFar(t: { url: string }): Promise<number> {
   return n;
 }
 
-async function load(target: (typeof TARGETS)[number]): Promise<Load> {
+/** An admission target started, warmed up and then held (SIGSTOP) between its measured windows. */
+interface LiveTarget {
+  target: (typeof TARGETS)[number];
+  t: Target;
+  opts: Parameters<typeof autocannon>[0];
+  idle: Memory;
+}
+
+// Held targets take no CPU (a relay's delivery backlog would otherwise run on during the others'
+// windows); a resumed relay takes the re-warm to see the burst as saturating again (its worker
+// then keeps 2 dispatches in flight, domain/admission-load.ts), so the window measures that state.
+const hold = (live: LiveTarget) => process.kill(live.t.child.pid!, 'SIGSTOP');
+const resume = (live: LiveTarget) => process.kill(live.t.child.pid!, 'SIGCONT');
+
+async function startLoadTarget(target: (typeof TARGETS)[number]): Promise<LiveTarget> {
   const t = await startTarget(target.kind, target.env);
   const idle = await ask<Memory>(t, { cmd: 'memory' });
   const bodyStr = message(t.domain);
@@ -209,30 +229,39 @@ async function load(target: (typeof TARGETS)[number]): Promise<Load> {
   if (probe.status !== 202) console.log(`  (warning: ${target.name} answered ${probe.status}: ${await probe.text()})`);
   else await probe.arrayBuffer();
   await autocannon({ ...opts, amount: ADMISSION_WARM_UP }); // warm-up, not reported
+  const live = { target, t, opts, idle };
+  hold(live);
+  return live;
+}
+
+/** One measured window of a held target: resumed, re-warmed (not counted), measured, held again. */
+async function measureWindow(live: LiveTarget, seconds: number): Promise<Load> {
+  const { target, t, opts } = live;
+  resume(live);
+  await autocannon({ ...opts, duration: ADMISSION_REWARM_SECONDS });
   // CPU per answered request over the measured window: the target's process (all threads: for the
   // relay its delivery into the sink too) and its main thread alone.
   const pid = t.child.pid!;
   const deliveredBefore = target.kind === 'relay' ? await deliveriesSoFar(t) : 0;
   const cpuBefore = [cpuSeconds(pid), cpuSeconds(`${pid}/task/${pid}`)];
-  const r = await autocannon({ ...opts, duration: SECONDS });
+  const r = await autocannon({ ...opts, duration: seconds });
   const cpuMs = ((cpuSeconds(pid) - cpuBefore[0]!) * 1000) / r.requests.total;
   const mainCpuMs = ((cpuSeconds(`${pid}/task/${pid}`) - cpuBefore[1]!) * 1000) / r.requests.total;
   const delivered = target.kind === 'relay' ? (await deliveriesSoFar(t)) - deliveredBefore : undefined;
-  const loadAfter = loadNow();
-  const memory = await stopTarget(t);
+  hold(live);
   return {
     cpuMs,
     mainCpuMs,
-    delivered,
-    load: loadAfter,
-    rps: r.requests.average,
+    delivered: delivered === undefined ? undefined : delivered / 3 / seconds,
+    load: loadNow(),
+    rps: r.requests.total / seconds,
     p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
     total: r.requests.total,
-    idleRss: idle.rss,
-    peakRss: memory.peakRss,
+    idleRss: live.idle.rss,
+    peakRss: 0,
   };
 }
 
@@ -242,33 +271,63 @@ const range = (xs: number[], fmt: (x: number) => string) => {
   return lo === hi ? fmt(lo) : `${fmt(lo)}–${fmt(hi)}`;
 };
 
+// Every target is started and warmed up once, then held; the rounds measure each in turn for
+// SECONDS / ADMISSION_ROUNDS, so the ceilings and the relays are measured minutes apart no more
+// (session 12: the ceiling alone moved from 3,824 to 6,259 req/s between runs a few minutes apart).
 async function admission() {
+  const seconds = SECONDS / ADMISSION_ROUNDS;
   console.log(
-    `admission: ${CONNECTIONS} connections, ${SECONDS}s per target (after ${ADMISSION_WARM_UP} requests of warm-up), ~${message('x.test').length} B JSON, 3 recipients, ` +
-      `a fresh Idempotency-Key per request; ${ROUNDS} round${ROUNDS === 1 ? '' : 's'}, targets interleaved\n`,
+    `admission: ${CONNECTIONS} connections, ~${message('x.test').length} B JSON, 3 recipients, a fresh Idempotency-Key per request; each target warmed up ` +
+      `(${ADMISSION_WARM_UP} requests), then ${ADMISSION_ROUNDS} interleaved rounds of ${seconds.toFixed(1)} s per target (each after ${ADMISSION_REWARM_SECONDS} s not counted; ` +
+      `the targets not measured held with SIGSTOP)\n`,
   );
+  const live: LiveTarget[] = [];
   const runs = new Map<string, Load[]>(TARGETS.map((t) => [t.id, []]));
-  for (let round = 1; round <= ROUNDS; round++) {
-    for (const target of admissionTargets) {
-      const r = await load(target);
-      runs.get(target.id)!.push(r);
-      console.log(
-        `${target.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  ` +
-          `total ${r.total}  non2xx ${r.non2xx}  errors ${r.errors}  RSS idle ${mb(r.idleRss)}, peak ${mb(r.peakRss)}  ` +
-          `CPU ${r.cpuMs.toFixed(2)} ms/request (main thread ${r.mainCpuMs.toFixed(2)})` +
-          `${r.delivered === undefined ? '' : `; delivered meanwhile ${(r.delivered / 3 / SECONDS).toFixed(0)} emails/s`}; ${r.load}`,
-      );
+  try {
+    for (const target of admissionTargets) live.push(await startLoadTarget(target));
+    for (let round = 1; round <= ADMISSION_ROUNDS; round++) {
+      const line: string[] = [];
+      for (const l of live) {
+        const r = await measureWindow(l, seconds);
+        runs.get(l.target.id)!.push(r);
+        const vs = l.target.kind === 'relay' && runs.get('sqlite')!.length === round ? ` = ${((r.rps / runs.get('sqlite')![round - 1]!.rps) * 100).toFixed(1)}%` : '';
+        line.push(
+          `${l.target.id} ${r.rps.toFixed(0)}${vs} (${r.cpuMs.toFixed(2)}/${r.mainCpuMs.toFixed(2)} ms${r.delivered === undefined ? '' : `, ${r.delivered.toFixed(0)} del/s`}${r.non2xx + r.errors > 0 ? `, ${r.non2xx} non2xx ${r.errors} errors` : ''})`,
+        );
+      }
+      console.log(`round ${round}: ${line.join(', ')}; ${loadNow()}`);
+    }
+  } finally {
+    for (const l of live) {
+      resume(l);
+      const memory = await stopTarget(l.t);
+      for (const r of runs.get(l.target.id)!) r.peakRss = memory.peakRss;
     }
   }
+  console.log(`  (req/s per target and round; in brackets CPU ms per request, whole process / main thread, and for a relay the emails it delivered a second meanwhile)\n`);
   const of = (id: string) => runs.get(id)!;
-  // Ratios pair the targets of one round, so a noisy round does not pair with a quiet one.
+  const sum = (rs: Load[], f: (r: Load) => number) => rs.reduce((a, r) => a + f(r), 0);
+  for (const target of admissionTargets) {
+    const rs = of(target.id);
+    const n = sum(rs, (r) => r.total);
+    const perRequest = (f: (r: Load) => number) => (sum(rs, (r) => f(r) * r.total) / n).toFixed(2);
+    console.log(
+      `${target.name.padEnd(34)} ${(n / (seconds * rs.length)).toFixed(0).padStart(7)} req/s  p50 ${range(rs.map((r) => r.p50), String)} ms  p99 ${range(rs.map((r) => r.p99), String)} ms  ` +
+        `total ${n}  non2xx ${sum(rs, (r) => r.non2xx)}  errors ${sum(rs, (r) => r.errors)}  RSS idle ${mb(rs[0]!.idleRss)}, peak ${mb(rs[0]!.peakRss)}  ` +
+        `CPU ${perRequest((r) => r.cpuMs)} ms/request (main thread ${perRequest((r) => r.mainCpuMs)})` +
+        `${target.kind === 'relay' ? `; delivered meanwhile ${(sum(rs, (r) => r.delivered ?? 0) / rs.length).toFixed(0)} emails/s` : ''}`,
+    );
+  }
+  // Over all rounds (requests over equal windows), and the range of the rounds' own ratios.
   const ratio = (a: string, b: string) =>
-    of(a).length === 0 || of(b).length === 0 ? '-' : range(of(a).map((r, i) => (r.rps / of(b)[i]!.rps) * 100), (x) => `${x.toFixed(1)}%`);
+    of(a).length === 0 || of(b).length === 0
+      ? '-'
+      : `${((sum(of(a), (r) => r.total) / sum(of(b), (r) => r.total)) * 100).toFixed(1)}% (rounds ${range(of(a).map((r, i) => (r.rps / of(b)[i]!.rps) * 100), (x) => `${x.toFixed(1)}%`)})`;
   console.log(`\nrelay / node ceiling:     ${ratio('relay', 'node')}`);
   const p99 = (id: string) => (of(id).length === 0 ? '-' : range(of(id).map((r) => r.p99), (x) => `${x} ms`));
-  console.log(`relay / sqlite ceiling:   ${ratio('relay', 'sqlite')}   (target >= 60%; delivery concurrency 8: ${ratio('relay8', 'sqlite')}, 1: ${ratio('relay1', 'sqlite')})`);
+  console.log(`relay / sqlite ceiling:   ${ratio('relay', 'sqlite')}   (target >= 60%; delivery concurrency 8: ${ratio('relay8', 'sqlite')}, 1: ${ratio('relay1', 'sqlite')}; ${loadNow()})`);
   console.log(`relay p99:                ${p99('relay')}   (target < 50 ms; delivery concurrency 8: ${p99('relay8')}, 1: ${p99('relay1')})`);
-  if (of('relay').length > 0) console.log(`relay RSS (its process):  idle ${range(of('relay').map((r) => r.idleRss), mb)}, peak ${range(of('relay').map((r) => r.peakRss), mb)}`);
+  if (of('relay').length > 0) console.log(`relay RSS (its process):  idle ${mb(of('relay')[0]!.idleRss)}, peak ${mb(of('relay')[0]!.peakRss)}`);
 }
 
 // ---------- 2. end to end ----------
@@ -605,60 +664,68 @@ async function sinkTargets(install: { dir: string }, warmUp: SinkLoad, connectio
   return targets;
 }
 
+// The targets are started and warmed up once; each round then measures all three at each C, in an
+// order that turns round by round, so no target always runs after the same one. A target's intake
+// at a C is its messages over its time there in all rounds, and its intake its best C: a best of
+// means, not of single noisy points (one round's points were a second of load each).
 async function sinkIntake() {
   const perPoint = Math.max(1, Math.round(SINK_N / SINK_CONNECTIONS.length));
   const warmUpConnections = SINK_CONNECTIONS[Math.floor(SINK_CONNECTIONS.length / 2)]!;
   console.log(
-    `\nsink intake: ${perPoint} messages x 3 recipients at each of C = ${SINK_CONNECTIONS.join(', ')} connections, per target (after ${SINK_WARM_UP} at ${warmUpConnections} not counted), ` +
-      `${sinkClient} -> accepted (250); ${ROUNDS} round(s); the raven sink, MailDev 3 and a bare smtp-server in turns at each C; ` +
-      `each target's intake = its best C (${loadNow()})`,
+    `\nsink intake: ${perPoint} messages x 3 recipients at each of C = ${SINK_CONNECTIONS.join(', ')} connections, per target and round (after ${SINK_WARM_UP} at ${warmUpConnections} not counted), ` +
+      `${sinkClient} -> accepted (250); ${SINK_ROUNDS} round(s), the raven sink, MailDev 3 and a bare smtp-server in turns at each C (the order turning each round); ` +
+      `each target's intake = its best C over all rounds (${loadNow()})`,
   );
   const install = await installMailDev();
   const [warmUpLoad, pointLoad] = [await sinkLoadOf(SINK_WARM_UP), await sinkLoadOf(perPoint)];
-  const sums = [0, 0, 0];
   const pc = (a: number, z: number) => `${((a / z) * 100).toFixed(0)}%`;
   try {
-    for (let round = 0; round < ROUNDS; round++) {
-      const targets = await sinkTargets(install, warmUpLoad, warmUpConnections);
-      try {
+    const targets = await sinkTargets(install, warmUpLoad, warmUpConnections);
+    try {
+      // Seconds spent at each C by each target, over the rounds.
+      const seconds = targets.map(() => SINK_CONNECTIONS.map(() => 0));
+      const threads0 = targets.map((t) => threadCpuSeconds(t.pid));
+      const roundRatios: number[] = [];
+      for (let round = 0; round < SINK_ROUNDS; round++) {
         const best = targets.map(() => 0);
-        const threads0 = targets.map((t) => threadCpuSeconds(t.pid));
-        for (const connections of SINK_CONNECTIONS) {
+        for (const [c, connections] of SINK_CONNECTIONS.entries()) {
           const rates: number[] = [];
-          for (const [i, t] of targets.entries()) {
-            const cpu = cpuMeter({ target: String(t.pid), 'bench client': 'self' });
+          const line: string[] = [];
+          const order = targets.map((_, i) => (i + round) % targets.length);
+          for (const i of order) {
+            const t = targets[i]!;
+            const cpu0 = cpuSeconds(String(t.pid));
             const r = await pointLoad(t.smtpPort, connections);
-            const used = cpu({ n: perPoint, unit: 'message' });
-            // The relay's deferred indexing, after the last 250: its own figure.
             const cpu1 = cpuSeconds(String(t.pid));
-            const settleStart = performance.now();
+            // The relay's deferred indexing, after the last 250: its own figure.
             await t.settle();
-            const after = i === 0 ? `; then ${cpuMsPer(cpu1, cpuSeconds(String(t.pid)), perPoint)} a message indexing (${(performance.now() - settleStart).toFixed(0)} ms)` : '';
-            console.log(
-              `  C=${String(connections).padEnd(3)} ${t.name.padEnd(29)} ${r.perSec.toFixed(0).padStart(5)} msgs/s  send p50 ${r.p50} ms  p99 ${r.p99} ms  failed ${r.failed}  ` +
-                `(CPU during intake: ${used}${after})`,
-            );
-            rates.push(r.perSec);
+            const indexing = i === 0 ? `, then ${cpuMsPer(cpu1, cpuSeconds(String(t.pid)), perPoint)} indexing` : '';
+            rates[i] = r.perSec;
+            seconds[i]![c]! += perPoint / r.perSec;
             best[i] = Math.max(best[i]!, r.perSec);
+            line[i] = `${t.name.split(' (')[0]} ${r.perSec.toFixed(0)} (${cpuMsPer(cpu0, cpu1, perPoint)}${indexing}; p99 ${r.p99} ms${r.failed > 0 ? `, ${r.failed} failed` : ''})`;
           }
-          console.log(`  C=${connections}: raven sink / MailDev ${pc(rates[0]!, rates[1]!)}, raven sink / bare ${pc(rates[0]!, rates[2]!)}  (${loadNow()})`);
+          console.log(`  round ${round + 1}, C=${String(connections).padEnd(3)} ${line.join(', ')} msgs/s: raven sink / MailDev ${pc(rates[0]!, rates[1]!)}  (${loadNow()})`);
         }
-        for (const [i, t] of targets.entries()) {
-          console.log(`  ${t.name} CPU ms per message by thread, all its loads: ${threadMsPer(t.pid, threads0[i]!, threadCpuSeconds(t.pid), perPoint * SINK_CONNECTIONS.length)}`);
-        }
-        console.log(
-          `  round ${round + 1}, best over C: raven sink ${best[0]!.toFixed(0)}, MailDev ${best[1]!.toFixed(0)}, bare ${best[2]!.toFixed(0)} msgs/s: ` +
-            `raven sink / MailDev ${pc(best[0]!, best[1]!)}, raven sink / bare ${pc(best[0]!, best[2]!)}, MailDev / bare ${pc(best[1]!, best[2]!)}  (${loadNow()})`,
-        );
-        best.forEach((b, i) => (sums[i]! += b));
-      } finally {
-        for (const t of targets) await t.stop();
+        roundRatios.push(best[0]! / best[1]!);
       }
+      console.log(`  (msgs/s; in brackets the target's CPU per message during its load, all threads)`);
+      for (const [i, t] of targets.entries()) {
+        console.log(`  ${t.name} CPU ms per message by thread, all its loads: ${threadMsPer(t.pid, threads0[i]!, threadCpuSeconds(t.pid), perPoint * SINK_CONNECTIONS.length * SINK_ROUNDS)}`);
+      }
+      const atC = seconds.map((s) => s.map((sec) => (perPoint * SINK_ROUNDS) / sec));
+      const best = atC.map((rates) => Math.max(...rates));
+      for (const [i, t] of targets.entries()) {
+        console.log(`  ${t.name.padEnd(29)} over the rounds: ${SINK_CONNECTIONS.map((c, n) => `C=${c} ${atC[i]![n]!.toFixed(0)}`).join(', ')} msgs/s`);
+      }
+      console.log(
+        `raven sink / MailDev, each at its best C: ${pc(best[0]!, best[1]!)} over ${SINK_ROUNDS} round(s) (rounds ${range(roundRatios, (x) => `${(x * 100).toFixed(0)}%`)})   (target >= 200%; ` +
+          `raven sink ${best[0]!.toFixed(0)}, MailDev ${best[1]!.toFixed(0)}, bare ${best[2]!.toFixed(0)} msgs/s; raven sink / bare smtp-server ${pc(best[0]!, best[2]!)}, ` +
+          `2x MailDev = ${pc(2 * best[1]!, best[2]!)} of the bare server; ${loadNow()})`,
+      );
+    } finally {
+      for (const t of targets) await t.stop();
     }
-    console.log(
-      `raven sink / MailDev, each at its best C: ${pc(sums[0]!, sums[1]!)} over ${ROUNDS} round(s)   (target >= 200%; ` +
-        `raven sink / bare smtp-server ${pc(sums[0]!, sums[2]!)}, 2x MailDev = ${pc(2 * sums[1]!, sums[2]!)} of the bare server; ${loadNow()})`,
-    );
   } finally {
     if (install.temporary) await rm(install.dir, { recursive: true, force: true });
   }
