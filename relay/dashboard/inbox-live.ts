@@ -5,7 +5,7 @@ import { WebSocketServer } from 'ws';
 import type { BusEvents } from '../bus.js';
 import { ApiError } from '../errors.js';
 import type { UpgradeHandler } from '../http/router.js';
-import { startHeartbeat } from '../http/ws-heartbeat.js';
+import { acceptUpgrade, startHeartbeat } from '../http/ws-heartbeat.js';
 import type { RelayServices } from '../services.js';
 import { countUnread, type InboxEntry } from '../storage/inbox.js';
 import { sessionIdFromCookie } from './sessions.js';
@@ -26,7 +26,7 @@ export function createInboxLive(services: RelayServices): InboxLive {
   const heartbeat = startHeartbeat(HEARTBEAT_MS);
   let closing = false;
 
-  const upgrade: UpgradeHandler = async ({ req, socket, head }) => {
+  const upgrade: UpgradeHandler = async ({ req, socket, head, requestId }) => {
     if (closing) throw new ApiError('service_unavailable', 'The relay is shutting down; retry after 1 second.', { retryAfter: 1 });
     const sessionId = sessionIdFromCookie(req.headers.cookie);
     if (sessionId === undefined || !(await services.sessions.find(sessionId))) throw new ApiError('unauthorized', 'Not signed in to the dashboard.');
@@ -38,7 +38,7 @@ export function createInboxLive(services: RelayServices): InboxLive {
       origin = undefined;
     }
     if (origin !== req.headers.host) throw new ApiError('forbidden', 'Cross-site WebSocket refused.');
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    acceptUpgrade(wss, { req, socket, head, requestId }, (ws) => {
       heartbeat.track(ws);
       ws.on('error', () => ws.terminate());
     });

@@ -88,8 +88,9 @@ class Context implements RequestContext {
   async readJson(maxBytes: number): Promise<unknown> {
     const contentType = this.req.headers['content-type'] ?? '';
     if (!/^application\/json\s*(;|$)/i.test(contentType)) {
-      // Drain the body so the connection stays usable, but never beyond the limit.
-      await this.readBody(maxBytes).catch(() => undefined);
+      // Drain the body so the connection stays usable, but never beyond the limit: a body over it
+      // is still 413 (CONTRACT section 2 checks the size before the JSON).
+      await this.readBody(maxBytes);
       throw new ApiError('invalid_request', 'Content-Type must be application/json.');
     }
     const raw = await this.readBody(maxBytes);

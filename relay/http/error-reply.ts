@@ -29,9 +29,14 @@ export function errorReply(error: unknown): Reply {
   return { status: apiError.status, body: { error: body }, headers };
 }
 
-/** Writes a complete HTTP error response on a socket that was asking to upgrade, then closes it. */
-export function refuseUpgrade(socket: Duplex, requestId: string, error: unknown): void {
+/**
+ * Writes a complete HTTP error response on a raw socket (one that was asking to upgrade, or one
+ * node:http could not parse a request from), then closes it. `status` overrides the code's own
+ * (node's parser errors: 408 for a request not received in time, 431 for oversized headers).
+ */
+export function refuseOnSocket(socket: Duplex, requestId: string, error: unknown, status?: number): void {
   const reply = errorReply(error);
+  if (status !== undefined) reply.status = status;
   const body = JSON.stringify(reply.body);
   const headers: Record<string, string | number> = {
     'Request-Id': requestId,

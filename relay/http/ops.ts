@@ -1,5 +1,6 @@
 // Operations endpoints, without authentication: liveness, readiness, Prometheus metrics (gauges
 // read from the database, counters from relay/metrics.ts).
+import { ApiError } from '../errors.js';
 import type { RelayServices } from '../services.js';
 import { gauges, ping } from '../storage/ops.js';
 import { recentReputation, type WorkspaceReputation } from '../domain/reputation.js';
@@ -14,8 +15,12 @@ export function opsHandlers(s: RelayServices) {
       if (checks.database) {
         checks.database = await ping(s.db).then(() => true, () => false);
       }
-      const ready = Object.values(checks).every(Boolean);
-      return { status: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', checks } };
+      // Not ready is a 503 like any other: the contract's error body (CONTRACT section 1), naming what is down.
+      const down = Object.entries(checks).flatMap(([name, up]) => (up ? [] : [name]));
+      if (down.length > 0) {
+        throw new ApiError('service_unavailable', `Not ready: ${down.join(', ')} ${down.length === 1 ? 'is' : 'are'} not up; retry after 1 second.`, { retryAfter: 1 });
+      }
+      return { status: 200, body: { status: 'ok', checks } };
     },
     metrics: async () => ({
       status: 200,

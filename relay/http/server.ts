@@ -8,7 +8,7 @@ import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
 import type { RelayServices } from '../services.js';
 import { ClientAbortedError, createContext, type Reply } from './context.js';
-import { answerAndClose, errorReply, refuseUpgrade } from './error-reply.js';
+import { errorReply, refuseOnSocket } from './error-reply.js';
 import { Router, type Miss } from './router.js';
 import type { SubmissionEndpoint } from './admin-submission.js';
 import { buildRoutes, type SocketEndpoints } from './routes.js';
@@ -74,10 +74,19 @@ function requestUrl(req: http.IncomingMessage): URL | undefined {
   }
 }
 
-/** What node:http's own parser errors are answered: time-outs 408, oversized headers 431, else 400. */
-function clientErrorAnswer(error: NodeJS.ErrnoException): string {
-  const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  return `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`;
+/**
+ * What node:http's own parser errors are answered: invalid_request in the contract's error shape,
+ * with a Request-Id as every answer has (CONTRACT section 1); time-outs 408, oversized headers 431,
+ * else 400.
+ */
+function refuseUnparsed(socket: Duplex, error: NodeJS.ErrnoException): void {
+  const [status, message] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'The request was not received in time.']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request headers are too large.']
+        : [400, 'The request is not valid HTTP/1.1.'];
+  refuseOnSocket(socket, newId('req'), new ApiError('invalid_request', message), status);
 }
 
 const BAD_TARGET = () => new ApiError('invalid_request', 'The request target is not a valid URL.');
@@ -96,7 +105,7 @@ function onUpgrade(router: Router, log: Logger, req: http.IncomingMessage, socke
   const requestId = newId('req');
   const method = req.method ?? 'GET';
   const url = requestUrl(req);
-  if (!url) return refuseUpgrade(socket, requestId, BAD_TARGET());
+  if (!url) return refuseOnSocket(socket, requestId, BAD_TARGET());
   const match = router.matchUpgrade(method, url.pathname);
   const upgraded =
     match.kind === 'found'
@@ -104,7 +113,7 @@ function onUpgrade(router: Router, log: Logger, req: http.IncomingMessage, socke
       : Promise.reject(unmatched(match, method, url.pathname));
   upgraded.catch((error: unknown) => {
     logUnexpected(log, requestId, error);
-    refuseUpgrade(socket, requestId, error);
+    refuseOnSocket(socket, requestId, error);
   });
 }
 
@@ -160,7 +169,7 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(router, log, req, socket, head));
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // Answer only where nothing was written yet: otherwise a response may be under way.
-    if ((socket as Socket).bytesWritten === 0) answerAndClose(socket, clientErrorAnswer(error));
+    if ((socket as Socket).bytesWritten === 0) refuseUnparsed(socket, error);
     else socket.destroy();
   });
 

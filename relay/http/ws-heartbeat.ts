@@ -1,7 +1,23 @@
-// The heartbeat both WebSocket endpoints (the listen hub, the dashboard's live inbox) keep: a ping
-// per interval to every tracked socket; one that sent no pong since the previous ping is gone, and
-// is terminated rather than left holding a connection.
-import type { WebSocket } from 'ws';
+// What both WebSocket endpoints (the listen hub, the dashboard's live inbox) share: the handshake's
+// 101 answer carries the request's Request-Id as every answer does (CONTRACT section 1); and the
+// heartbeat they keep: a ping per interval to every tracked socket; one that sent no pong since
+// the previous ping is gone, and is terminated rather than left holding a connection.
+import type { WebSocket, WebSocketServer } from 'ws';
+import type { UpgradeRequest } from './router.js';
+
+/** wss.handleUpgrade, with the request's Request-Id among the 101's headers. */
+export function acceptUpgrade(wss: WebSocketServer, upgrade: Pick<UpgradeRequest, 'req' | 'socket' | 'head' | 'requestId'>, onOpen: (ws: WebSocket) => void): void {
+  // ws writes the 101 (and emits 'headers' for it) within handleUpgrade, as no verifyClient is set.
+  const addId = (headers: string[], req: unknown) => {
+    if (req === upgrade.req) headers.push(`Request-Id: ${upgrade.requestId}`);
+  };
+  wss.on('headers', addId);
+  try {
+    wss.handleUpgrade(upgrade.req, upgrade.socket, upgrade.head, onOpen);
+  } finally {
+    wss.off('headers', addId);
+  }
+}
 
 export interface Heartbeat {
   /** Starts watching a socket that has just opened; it leaves the watch when it closes. */

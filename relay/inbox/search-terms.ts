@@ -10,7 +10,7 @@
 // Message-ID: the header's id without its angle brackets, lower-cased; `message-id:` matches it
 // exactly, typed with or without the brackets.
 import { storableText } from '../domain/storable-text.js';
-import { headerValue, parseHeaders } from '../mail/headers.js';
+import { decodedHeaderValue, decodeEncodedWords, parseHeaders } from '../mail/headers.js';
 
 /** At most this many tags per message are indexed (the API allows 20; the rest from X-Tags). */
 export const MAX_TAGS_PER_MESSAGE = 50;
@@ -62,8 +62,8 @@ export function tagQueryTerm(typed: string): string {
  * `emailTags` the tags of the API email the worker delivered (null for other mail).
  */
 export function searchTermsOf(headerBlock: Buffer, emailTags: Record<string, string> | null): SearchTerms {
-  const headers = parseHeaders(headerBlock, true);
-  const rawId = headerValue(headers, 'message-id');
+  const headers = parseHeaders(headerBlock, false);
+  const rawId = decodedHeaderValue(headers, 'message-id');
   const messageId = rawId === null ? '' : storableText(messageIdTerm(rawId));
   const tags = new Set<string>();
   let count = 0;
@@ -77,7 +77,7 @@ export function searchTermsOf(headerBlock: Buffer, emailTags: Record<string, str
   for (const [name, value] of Object.entries(emailTags ?? {})) add(name, value);
   for (const [name, value] of headers) {
     if (name.toLowerCase() !== 'x-tags') continue;
-    for (const item of value.split(',')) add(...splitTag(item));
+    for (const item of decodeEncodedWords(value).split(',')) add(...splitTag(item));
   }
   return { messageId: messageId.length > MAX_MESSAGE_ID_CHARS ? '' : messageId, tags: [...tags] };
 }

@@ -38,6 +38,16 @@ export function headerValue(headers: Array<[string, string]>, name: string): str
   return headers.find(([n]) => n.toLowerCase() === lower)?.[1] ?? null;
 }
 
+/**
+ * The decoded value of the first field with this name, from fields parsed undecoded
+ * (`parseHeaders(raw, false)`), or null: a reader of a few fields decodes only those, not every
+ * field (a DKIM-Signature's long value among them) as parseHeaders(raw) does.
+ */
+export function decodedHeaderValue(headers: Array<[string, string]>, name: string): string | null {
+  const value = headerValue(headers, name);
+  return value === null ? null : decodeEncodedWords(value);
+}
+
 function decodeQ(text: string): Buffer {
   const bytes: number[] = [];
   for (let i = 0; i < text.length; i++) {

@@ -24,7 +24,7 @@ import type { RelayServices } from '../services.js';
 import { capturedInOneStatement, insertCapturedMessages, type NewCapturedMessage } from '../storage/captured.js';
 import type { WriteBatch } from '../storage/db.js';
 import { countSinkAttempt } from '../storage/sink-attempts.js';
-import { headerValue, parseHeaders } from '../mail/headers.js';
+import { decodedHeaderValue, parseHeaders } from '../mail/headers.js';
 import { coalesceReplies } from './coalesce-replies.js';
 import { createKeyAuth } from './key-auth.js';
 import { readData } from './read-data.js';
@@ -156,9 +156,9 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     // Captured as sent (the raw bytes are kept whole); the decoded headers beside them hold what
     // both backends can store: a NUL in the Subject is U+FFFD there, never a 451 the sender retries
     // for days. (smtp-server refuses a NUL in the envelope with 501.)
-    const headers = parseHeaders(raw);
-    const subject = storableText(headerValue(headers, 'subject'));
-    const headerFrom = storableText(headerValue(headers, 'from'));
+    const headers = parseHeaders(raw, false);
+    const subject = storableText(decodedHeaderValue(headers, 'subject'));
+    const headerFrom = storableText(decodedHeaderValue(headers, 'from'));
     await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, projectId: keyAuth.sessionKey(session.id)?.projectId ?? null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
     // The inbox indexer parses it for the dashboard, off this path (in batches while mail streams in).

@@ -219,6 +219,66 @@ export function gramToken(gram: string): string {
   return token;
 }
 
+/** Keys of the ASCII grams: one character c is c, two (c, d) are 128 + 128 * c + d. */
+const ASCII_GRAM_KEYS = 128 + 128 * 128;
+/** The token of each ASCII gram by its key, per tag ('' for free text): made on first use, kept. */
+const asciiGramTokens = new Map<string, string[]>();
+/** The ASCII grams one gram set holds so far: those whose entry is `gramSet`. */
+const asciiGramsSeen = new Int32Array(ASCII_GRAM_KEYS);
+let gramSet = 0;
+
+/**
+ * Appends the tokens of the grams of `fields` (freeTextGramsOf, in its order), each with `tag`
+ * first, to `tokens`. An ASCII gram is a key into tables, not a string of its own: the indexer
+ * did this for every entry, about 300 grams each, and its strings and Sets were a quarter of the
+ * main thread's allocations during end to end (BENCHMARKS.md, issue 24, session 13).
+ */
+function appendGramTokens(fields: readonly string[], tag: string, tokens: string[]): void {
+  if (++gramSet === 0x7fffffff) {
+    asciiGramsSeen.fill(0);
+    gramSet = 1;
+  }
+  let known = asciiGramTokens.get(tag);
+  if (!known) asciiGramTokens.set(tag, (known = new Array<string>(ASCII_GRAM_KEYS)));
+  const tagToken = gramToken(tag);
+  let others: Set<string> | undefined;
+  const ascii = (key: number) => {
+    if (asciiGramsSeen[key] === gramSet) return;
+    asciiGramsSeen[key] = gramSet;
+    tokens.push((known[key] ??= tagToken + (key < 128 ? ASCII_HEX[key]! : ASCII_HEX[(key - 128) >> 7]! + ASCII_HEX[(key - 128) & 127]!)));
+  };
+  const other = (gram: string) => {
+    if ((others ??= new Set()).has(gram)) return;
+    others.add(gram);
+    tokens.push(gramToken(tag + gram));
+  };
+  for (const field of fields) {
+    // Code points as the string iterator yields them: a surrogate pair is one, a lone surrogate one too.
+    for (let i = 0; i < field.length; ) {
+      const c = field.codePointAt(i)!;
+      const next = i + (c > 0xffff ? 2 : 1);
+      if (c < 0x80) ascii(c);
+      else other(field.slice(i, next));
+      if (next < field.length) {
+        const d = field.codePointAt(next)!;
+        if (c < 0x80 && d < 0x80) ascii(128 + 128 * c + d);
+        else other(field.slice(i, next + (d > 0xffff ? 2 : 1)));
+      }
+      i = next;
+    }
+  }
+}
+
+/** SQLite's inbox_grams text of an entry: `shortGramsOf(fields).map(gramToken).join(' ')`, built without a string per gram. */
+export function shortGramTokens(fields: readonly string[]): string {
+  const tokens: string[] = [];
+  appendGramTokens(fields, '', tokens);
+  SEARCH_FIELDS.forEach(({ tag }, i) => {
+    if (tag !== undefined) appendGramTokens([fields[i]!], tag, tokens);
+  });
+  return tokens.join(' ');
+}
+
 const NEW_ENTRY_COLUMNS =
   'message_seq, id, from_name, from_address, to_text, subject, snippet, size, attachments, email_id, project_id, received_at, from_lc, to_lc, subject_lc, snippet_lc, header_message_id';
 /** PostgreSQL's entries also carry their short grams (0020, a tsvector since 0024); SQLite's are in inbox_grams. */
@@ -268,7 +328,7 @@ export async function insertInboxEntries(tx: Queryable, entries: readonly NewInb
   }
   const kept = entries.filter((e) => inserted.has(e.seq));
   if (tx.dialect !== 'postgres') {
-    const grams = kept.map((e) => ({ rowid: e.seq, grams: shortGramsOf(searchFieldsOf(e)).map(gramToken).join(' ') }));
+    const grams = kept.map((e) => ({ rowid: e.seq, grams: shortGramTokens(searchFieldsOf(e)) }));
     await insertRows(tx, 'inbox_grams', ['rowid', 'grams'], grams);
   }
   await insertRows(tx, 'inbox_tags', ['term', 'message_seq'], kept.flatMap((e) => e.tag_terms.map((term) => ({ term, message_seq: e.seq }))), 'ON CONFLICT DO NOTHING');

@@ -5,7 +5,6 @@
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { admitEmail, type AdmissionResult } from '../domain/admission.js';
 import { authenticateKey, requirePermission, type KeyPrincipal } from '../domain/auth.js';
-import { parseMailbox } from '../mail/mailbox.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import { explainListenError } from '../listen-error.js';
 import type { SubmissionEndpoint } from '../http/admin-submission.js';
@@ -65,12 +64,13 @@ export async function startSubmissionListener(services: RelayServices, tls: List
     callback();
   }
 
-  function onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+  // An address admission would refuse is taken here and refused with the whole message at the
+  // final dot (550 5.6.0 validation_error naming `RCPT TO[i]`), as POST /v1/emails refuses the
+  // whole request: refused alone, the message would go to the other recipients.
+  function onRcptTo(_address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
     if (session.envelope.rcptTo.length >= config.limits.maxRecipients) {
       return callback(smtpError(452, `4.5.3 too many recipients: at most ${config.limits.maxRecipients} per message`));
     }
-    const parsed = parseMailbox(address.address);
-    if (typeof parsed === 'string') return callback(smtpError(553, `5.1.3 validation_error: recipient ${parsed}`));
     callback();
   }
 

@@ -8,7 +8,7 @@ import { EVENT_TYPES, type EventType, type StoredEvent } from '../domain/timelin
 import { ApiError, validationError } from '../errors.js';
 import type { RelayServices } from '../services.js';
 import type { UpgradeHandler } from '../http/router.js';
-import { startHeartbeat } from '../http/ws-heartbeat.js';
+import { acceptUpgrade, startHeartbeat } from '../http/ws-heartbeat.js';
 
 export interface ListenHubOptions {
   /** Real-time interval of the heartbeat ping; a client that missed the previous pong is dropped. */
@@ -63,7 +63,7 @@ export function createListenHub(services: RelayServices, options: ListenHubOptio
       socket.destroy();
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    acceptUpgrade(wss, { req, socket, head, requestId }, (ws) => {
       const listener: Listener = { ws, projectId: key.projectId, keyId: key.keyId, events };
       listeners.add(listener);
       log.info('listen', 'listener connected', { request_id: requestId, key_id: key.keyId, project_id: key.projectId });

@@ -28,7 +28,8 @@ export interface paths {
          *     and no quota is charged.
          *
          *     Checks run in this order and the first failure answers: API key (401), production
-         *     activation and permission (403), size (413, 10 MiB = 10,485,760 bytes), JSON (400), field
+         *     activation and permission (403), size (413, 10 MiB = 10,485,760 bytes, whatever the
+         *     Content-Type), JSON and Content-Type (400), field
          *     rules (422 `validation_error`), idempotency (replay or 409), rate limits (429), sender
          *     domain (422 `domain_not_verified`), development recipients (422
          *     `test_recipient_not_allowed`), suppressions (200 suppressed), monthly quotas (429
@@ -123,7 +124,9 @@ export interface paths {
         /**
          * Readiness
          * @description Answers 200 when the database is open, the HTTP and SMTP listeners are bound and the worker
-         *     is running; 503 (same body) otherwise. No authentication.
+         *     is running; otherwise 503 `service_unavailable` with the `Error` body (as every non-2xx
+         *     answer), its message naming the parts that are down (`database`, `http`, `smtp`,
+         *     `worker`), and `Retry-After`. No authentication.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1464,7 +1467,7 @@ export interface components {
             status: "ok";
         };
         /**
-         * @description Whether the relay can serve: `ok` when every check is true, else `unavailable` (with 503).
+         * @description The relay can serve: every check is true (else 503 `service_unavailable`).
          * @example {
          *       "status": "ok",
          *       "checks": {
@@ -1476,8 +1479,8 @@ export interface components {
          *     }
          */
         Readiness: {
-            /** @enum {string} */
-            status: "ok" | "unavailable";
+            /** @constant */
+            status: "ok";
             /** @description One entry per check; true when that part is up. */
             checks: {
                 /** @description The database is open and answers. */
@@ -2840,16 +2843,7 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
-            /** @description Not ready; `checks` says which part is failing. */
-            503: {
-                headers: {
-                    "Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Readiness"];
-                };
-            };
+            503: components["responses"]["ServiceUnavailable"];
             "4XX": components["responses"]["ClientError"];
         };
     };

@@ -90,9 +90,11 @@ describe('request shape', () => {
     );
   });
 
-  test('a body over 10 MiB is 413 message_too_large', async () => {
+  test('a body over 10 MiB is 413 message_too_large, whatever its Content-Type (size is check 3, the JSON check 4)', async () => {
     const res = await t.send({ text: 'x'.repeat(10 * 1024 * 1024 + 1) });
     expectError(res, 413, 'message_too_large');
+    const plain = await t.api('POST', '/v1/emails', { body: 'x'.repeat(10 * 1024 * 1024 + 1), headers: { 'content-type': 'text/plain' } });
+    expectError(plain, 413, 'message_too_large');
   });
 
   // A write batch splits its rows across statements of at most 8 MiB of JSON: these take three.

@@ -152,17 +152,32 @@ describe('input neither backend can store', () => {
     assert.equal(admin.status, 401, admin.text);
   });
 
-  test('a NUL in a header (Idempotency-Key, Authorization, a cookie) is refused by the HTTP parser: 400, nothing reaches storage', async () => {
-    for (const header of ['Idempotency-Key: a\0b', `Authorization: Bearer ${t.apiKey}\0`, 'Cookie: raven_session=a\0b']) {
-      const reply = await new Promise<string>((resolve, reject) => {
-        const socket = net.connect(Number(new URL(t.directUrl).port), '127.0.0.1');
-        let text = '';
-        socket.setEncoding('latin1').on('data', (d) => (text += d));
-        socket.on('error', reject).on('close', () => resolve(text));
-        socket.end(`GET /v1/emails HTTP/1.1\r\nHost: x\r\n${header}\r\nConnection: close\r\n\r\n`);
-      });
-      assert.match(reply, /^HTTP\/1\.1 400 /, `${JSON.stringify(header)}: ${reply.slice(0, 80)}`);
+  /** What the relay answers a request node:http cannot parse: the contract's error body and a Request-Id all the same. */
+  async function unparsed(header: string, status: number): Promise<void> {
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(t.directUrl).port), '127.0.0.1');
+      let text = '';
+      socket.setEncoding('latin1').on('data', (d) => (text += d));
+      socket.on('error', reject).on('close', () => resolve(text));
+      socket.end(`GET /v1/emails HTTP/1.1\r\nHost: x\r\n${header}\r\nConnection: close\r\n\r\n`);
+    });
+    const what = `${JSON.stringify(header.slice(0, 40))}: ${reply.slice(0, 300)}`;
+    assert.match(reply, new RegExp(`^HTTP/1\\.1 ${status} `), what);
+    assert.match(reply, /\r\nRequest-Id: req_\w+\r\n/, what);
+    assert.match(reply, /\r\nContent-Type: application\/json\r\n/, what);
+    const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4));
+    assert.equal(body.error.code, 'invalid_request', what);
+    assert.equal(typeof body.error.message, 'string', what);
+  }
+
+  test('a NUL in a header (Idempotency-Key, Authorization, a cookie) is refused by the HTTP parser: 400 invalid_request with a Request-Id, nothing reaches storage', async () => {
+    for (const header of ['Idempotency-Key: a\0b', `Authorization: Bearer ${t.apiKey}\0`, 'Cookie: raven_session=a\0b', 'A header line without a colon']) {
+      await unparsed(header, 400);
     }
+  });
+
+  test('headers over 16 KiB: 431 with the contract\'s error body and a Request-Id', async () => {
+    await unparsed(`X-Big: ${'a'.repeat(17 * 1024)}`, 431);
   });
 
   /** Every query parameter openapi.yaml declares, with its operation. */

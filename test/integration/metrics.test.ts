@@ -113,3 +113,23 @@ test('a webhook endpoint answering 500 counts a failed attempt', async () => {
     await failing.close();
   }
 });
+
+test('/readyz: 200 with every check up; a part down is 503 service_unavailable with the error body, Retry-After and a Request-Id', async () => {
+  const ready = await fetch(`${t.url}/readyz`);
+  assert.equal(ready.status, 200);
+  assert.deepEqual(await ready.json(), { status: 'ok', checks: { database: true, http: true, smtp: true, worker: true } });
+  // What the worker's stop sets (relay/queue/worker.ts); the relay's parts are otherwise left running.
+  const health = t.relay.services.health;
+  health.worker = false;
+  try {
+    const res = await fetch(`${t.url}/readyz`);
+    assert.equal(res.status, 503);
+    assert.match(res.headers.get('request-id') ?? '', /^req_/);
+    assert.equal(res.headers.get('retry-after'), '1');
+    const body = await res.json();
+    assert.equal(body.error.code, 'service_unavailable', JSON.stringify(body));
+    assert.match(body.error.message, /worker/);
+  } finally {
+    health.worker = true;
+  }
+});

@@ -237,6 +237,12 @@ describe('SMTP submission refusals', () => {
     for (const [name, message, expected] of cases) {
       assert.match(await submitOnce(t, t.apiKey, [to], message), expected, name);
     }
+    // An envelope recipient admission refuses refuses the whole message at the final dot (CONTRACT
+    // section 9), not that RCPT alone: else the message would go to the others.
+    assert.match(
+      await submitOnce(t, t.apiKey, [to, 'nobody@localhost'], plainMessage({ from: `a@${t.domain}`, to })),
+      /^550 5\.6\.0 validation_error: .*RCPT TO\[1\]/,
+    );
     // A development key and a recipient outside its project's domains.
     assert.match(await submitOnce(t, t.apiKey, ['someone@elsewhere.test'], plainMessage({ from: `a@${t.domain}`, to: 'someone@elsewhere.test' })), /^550 5\.7\.1 test_recipient_not_allowed: /);
   });

@@ -9,6 +9,8 @@ import { createEndpoint, sleep, startReceiver, type Receiver } from '../helpers/
 
 interface Connected {
   ws: WebSocket;
+  /** The Request-Id header of the handshake's 101 answer. */
+  requestId: unknown;
   frames: string[];
   waitForFrames(n: number, timeoutMs?: number): Promise<string[]>;
 }
@@ -21,6 +23,8 @@ function connect(url: string, key: string | null): Promise<Connected> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { headers: key ? { authorization: `Bearer ${key}` } : {} });
     const frames: string[] = [];
+    let requestId: unknown;
+    ws.once('upgrade', (res: IncomingMessage) => (requestId = res.headers['request-id']));
     ws.on('message', (data, isBinary) => {
       assert.equal(isBinary, false, 'events arrive as text frames');
       frames.push((data as Buffer).toString('utf8'));
@@ -28,6 +32,7 @@ function connect(url: string, key: string | null): Promise<Connected> {
     ws.once('open', () =>
       resolve({
         ws,
+        requestId,
         frames,
         async waitForFrames(n, timeoutMs = 10_000) {
           const deadline = Date.now() + timeoutMs;
@@ -102,6 +107,8 @@ describe('listen hub', () => {
     const hook = await createEndpoint(t, receiver.url, ['email.queued']);
     const listener = await connect(wsUrl(t.url), t.apiKey);
     try {
+      // The 101 is an answer like any other: it carries a Request-Id (CONTRACT section 1).
+      assert.match(String(listener.requestId), /^req_\w+$/);
       const sent = await t.send();
       assert.equal(sent.status, 202);
       const [frame] = await listener.waitForFrames(1);
