@@ -25,6 +25,7 @@ import { capturedInOneStatement, insertCapturedMessages, type NewCapturedMessage
 import type { WriteBatch } from '../storage/db.js';
 import { countSinkAttempt } from '../storage/sink-attempts.js';
 import { decodedHeaderValue, parseHeaders } from '../mail/headers.js';
+import { coalesceReplies } from './coalesce-replies.js';
 import { createKeyAuth } from './key-auth.js';
 import { readData } from './read-data.js';
 import { createReportMailbox, isReportAddress, type Verdict } from './reports/report-mailbox.js';
@@ -143,6 +144,7 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
   function onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
     deadlines.start(session);
     keyAuth.hideAuthUntilSecure(server, session);
+    coalesceReplies(server, session);
     callback();
   }
 
