@@ -10,6 +10,15 @@ export function readSetting(db: Pick<Queryable, 'get'>, name: string): Promise<s
 }
 
 /**
+ * Takes the test clock's offset as the database holds it (CONTRACT section 6: relays sharing a
+ * database answer the same). Another relay's advance reaches this one over NOTIFY too, but a
+ * request that follows the advance may arrive first: with --test-clock each request reads it.
+ */
+export async function syncClockOffset(db: Pick<Queryable, 'get'>, clock: { setOffset(offsetMs: number): void }): Promise<void> {
+  clock.setOffset(Number((await readSetting(db, CLOCK_OFFSET_SETTING)) ?? 0));
+}
+
+/**
  * The setting's value, storing `make()` first when it has none. `created` says whether this call
  * stored it: of relays starting together on one database exactly one creates it.
  */
