@@ -25,7 +25,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const E2E_N = Number(process.env.BENCH_E2E_N ?? 500);
+// End to end: emails per round, and rounds (the relay then the SMTP ceiling in each).
+const E2E_N = Number(process.env.BENCH_E2E_N ?? 2_000);
+const E2E_ROUNDS = Number(process.env.BENCH_E2E_ROUNDS ?? 2);
 const CLI_RUNS = Number(process.env.BENCH_CLI_RUNS ?? 10);
 const READS_EMAILS = Number(process.env.BENCH_READS_EMAILS ?? 100_000);
 const READS_SAMPLES = Number(process.env.BENCH_READS_SAMPLES ?? 300);
@@ -431,10 +433,8 @@ async function warmUpDone(t: Target) {
   await ask(t, { cmd: 'indexed' });
 }
 
-async function e2eRelay(recipients: number) {
-  const t = await startTarget('relay');
-  await pool(E2E_WARM_UP, 20, (i) => send(t, i, recipients));
-  await warmUpDone(t);
+/** One measured load through the relay: E2E_N emails sent, then until the queue is empty. */
+async function e2eRelayRound(t: Target, recipients: number) {
   const cpu = cpuMeter(targetCpu('relay', t.child.pid, t.runtimeThreads));
   const start = Date.now();
   const ids = await pool(E2E_N, 20, (i) => send(t, i, recipients));
@@ -443,7 +443,6 @@ async function e2eRelay(recipients: number) {
   const wallMs = Date.now() - start;
   const cpuShares = cpu({ n: E2E_N, unit: 'email' });
   const figures = await deliveryLatencies(t, ids);
-  await stopTarget(t);
   return { ...figures, admittedMs, wallMs, cpuShares };
 }
 
@@ -465,16 +464,6 @@ async function bareSmtpServer(onMessage: () => void = () => {}) {
   return { port: (server.server.address() as any).port as number, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-async function e2eCeiling(recipients: number) {
-  let received = 0;
-  const server = await bareSmtpServer(() => received++);
-  await smtpLoad(server.port, E2E_WARM_UP, recipients);
-  received = 0;
-  const result = await smtpLoad(server.port, E2E_N, recipients);
-  await server.close();
-  return { ...result, received };
-}
-
 /** n messages sent by 20 concurrent senders through a nodemailer pool of 8 connections; msgs/s and send latency. */
 async function smtpLoad(port: number, n: number, recipients: number, connections = 8, auth?: { user: string; pass: string }) {
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, pool: true, maxConnections: connections, maxMessages: Infinity, auth });
@@ -492,18 +481,54 @@ async function smtpLoad(port: number, n: number, recipients: number, connections
   return { p50: pct(lat, 50), p99: pct(lat, 99), perSec: n / (wallMs / 1000), failed, lat, wallMs };
 }
 
+// One relay, warmed, and the ceiling (a bare smtp-server fed by nodemailer in this process), warmed
+// too, measured in turns: E2E_ROUNDS rounds of E2E_N each, the relay first. This machine's figures
+// swing between runs minutes apart (session 12: the ceiling from 1,031 to 1,420 msgs/s), and a
+// round of 500 lasted under a second, its first admission-to-delivery wait a tenth of it; so the
+// rounds are longer and the two are measured side by side, every round printed, the ratio over
+// all of them. The relay's deferred indexing ends before each ceiling round (it would take the
+// ceiling's CPU).
 async function e2e(recipients: number) {
-  console.log(`\nend to end: ${E2E_N} emails x ${recipients} recipient${recipients === 1 ? '' : 's'}, 20 concurrent senders (${loadNow()})`);
-  const e = await e2eRelay(recipients);
+  const target = recipients === 1 ? 60 : 50; // Issue 24: 1 recipient >= 60 % of this run's SMTP ceiling; 3 recipients >= 50 %.
   console.log(
-    `raven relay -> sink      delivered ${e.counted}/${E2E_N}  admission->delivered p50 ${e.p50} ms  p99 ${e.p99} ms  ` +
-      `${e.perSec.toFixed(0)} delivered/s  (all admitted in ${e.admittedMs} ms, queue empty after ${e.wallMs} ms)`,
+    `\nend to end: ${E2E_ROUNDS} rounds of ${E2E_N} emails x ${recipients} recipient${recipients === 1 ? '' : 's'}, 20 concurrent senders, ` +
+      `the relay then the SMTP ceiling in each, both warmed by ${E2E_WARM_UP} (${loadNow()})`,
   );
-  console.log(`  CPU while sending and delivering (share of one core, all threads): ${e.cpuShares}`);
-  const c = await e2eCeiling(recipients);
-  console.log(`nodemailer pool (8) -> smtp-server  received ${c.received}/${E2E_N}  send p50 ${c.p50} ms  p99 ${c.p99} ms  ${c.perSec.toFixed(0)} msgs/s`);
-  // Issue 24: 1 recipient >= 60 % of this run's SMTP ceiling; 3 recipients as before (>= 50 %).
-  console.log(`relay / nodemailer ceiling: ${((e.perSec / c.perSec) * 100).toFixed(1)}%   (target >= ${recipients === 1 ? 60 : 50}%; ${loadNow()})`);
+  const t = await startTarget('relay');
+  let received = 0;
+  const ceiling = await bareSmtpServer(() => received++);
+  await pool(E2E_WARM_UP, 20, (i) => send(t, i, recipients));
+  await warmUpDone(t);
+  await smtpLoad(ceiling.port, E2E_WARM_UP, recipients);
+  const relaySeconds: number[] = [];
+  const ceilingSeconds: number[] = [];
+  let delivered = 0;
+  for (let round = 1; round <= E2E_ROUNDS; round++) {
+    const e = await e2eRelayRound(t, recipients);
+    console.log(
+      `round ${round}: raven relay -> sink      delivered ${e.counted}/${E2E_N}  admission->delivered p50 ${e.p50} ms  p99 ${e.p99} ms  ` +
+        `${e.perSec.toFixed(0)} delivered/s  (all admitted in ${e.admittedMs} ms, queue empty after ${e.wallMs} ms)`,
+    );
+    console.log(`  CPU while sending and delivering (share of one core, all threads): ${e.cpuShares}`);
+    await ask(t, { cmd: 'indexed' });
+    received = 0;
+    const c = await smtpLoad(ceiling.port, E2E_N, recipients);
+    console.log(
+      `round ${round}: nodemailer pool (8) -> smtp-server  received ${received}/${E2E_N}  send p50 ${c.p50} ms  p99 ${c.p99} ms  ${c.perSec.toFixed(0)} msgs/s` +
+        `   round ratio ${((e.perSec / c.perSec) * 100).toFixed(1)}%`,
+    );
+    delivered += e.counted;
+    relaySeconds.push(e.counted / e.perSec);
+    ceilingSeconds.push(c.wallMs / 1000);
+  }
+  await ceiling.close();
+  await stopTarget(t);
+  const relayRate = delivered / relaySeconds.reduce((a, b) => a + b, 0);
+  const ceilingRate = (E2E_N * E2E_ROUNDS) / ceilingSeconds.reduce((a, b) => a + b, 0);
+  console.log(
+    `relay / nodemailer ceiling over the rounds: ${((relayRate / ceilingRate) * 100).toFixed(1)}% (${relayRate.toFixed(0)} against ${ceilingRate.toFixed(0)} msgs/s)` +
+      `   (target >= ${target}%; ${loadNow()})`,
+  );
 }
 
 // ---------- 2b. sustained rate ----------
