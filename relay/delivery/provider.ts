@@ -46,6 +46,12 @@ export interface SmtpTarget {
    * receiving server and needs none of that: it takes all recipients in one transaction.
    */
   transactionPerRecipient?: boolean;
+  /**
+   * The sink: recipients of the `unknown` simulation (whose transaction the sink drops after
+   * DATA) go in a transaction of their own, so the others get their own outcomes (CONTRACT
+   * section 6: any other local part is delivered).
+   */
+  simulatedUnknownApart?: boolean;
 }
 
 /** What a worker thread needs to open the same SMTP sessions as a provider (relay/delivery/thread-delivery.ts). */

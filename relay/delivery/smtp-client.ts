@@ -14,6 +14,7 @@ import type { Logger } from '../log.js';
 import { lostConnectionOutcome, nothingSent, type SendProgress } from './delivery-unknown.js';
 import type { DeliveryResult, RecipientOutcome, RecipientResult, SessionTrace } from '../mail/delivery-result.js';
 import { isHardBounceStatus } from '../mail/status-codes.js';
+import { simulatedOutcome } from '../mail/simulated.js';
 import type { DeliveryProgress, DeliveryProvider, OutboundMessage, SmtpTarget } from './provider.js';
 import { publicReason, type DeliveryFailure } from './public-reason.js';
 import { TranscriptRecorder } from './transcript.js';
@@ -326,6 +327,20 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
     };
   }
 
+  /** The sink: `unknown` recipients after the others, in a transaction of their own (SmtpTarget.simulatedUnknownApart). */
+  async function deliverUnknownApart(message: OutboundMessage, progress?: DeliveryProgress): Promise<DeliveryResult> {
+    const { to, recipientSenders } = message.envelope;
+    const unknown = to.map((address) => simulatedOutcome(address) === 'unknown');
+    if (unknown.every(Boolean) || !unknown.some(Boolean)) return deliverTransaction(message, progress);
+    const part = (apart: boolean): OutboundMessage => ({
+      ...message,
+      envelope: { ...message.envelope, to: to.filter((_, i) => unknown[i] === apart), recipientSenders: recipientSenders.filter((_, i) => unknown[i] === apart) },
+    });
+    const others = await deliverTransaction(part(false), progress);
+    const dropped = await deliverTransaction(part(true), progress);
+    return { recipients: [...others.recipients, ...dropped.recipients], providerMessageId: others.providerMessageId ?? dropped.providerMessageId };
+  }
+
   async function deliverTransaction(message: OutboundMessage, progress?: DeliveryProgress): Promise<DeliveryResult> {
     for (let tries = 0; ; tries++) {
       let acquired: { session: Session; reused: boolean };
@@ -364,7 +379,7 @@ export function createSmtpProvider(name: 'sink' | 'smtp', target: SmtpTarget, lo
 
   return {
     name,
-    deliver: target.transactionPerRecipient ? deliverEach : deliverTransaction,
+    deliver: target.transactionPerRecipient ? deliverEach : target.simulatedUnknownApart ? deliverUnknownApart : deliverTransaction,
     close: () => pool.close(),
     onThread: { key: `${process.pid}.${++providersMade}.${name}`, name, target },
   };

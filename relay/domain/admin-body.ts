@@ -8,8 +8,9 @@ export type AdminBody = Record<string, unknown>;
 
 /** A JSON object none of whose strings carries what storage cannot hold (storable-text.ts). */
 export function asBody(value: unknown): AdminBody {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ApiError('invalid_request', 'The body must be a JSON object.');
+  if (value === undefined) return {};
+  // A JSON null is a body, and not an object (CONTRACT section 1): 400, as an array or a string is.
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ApiError('invalid_request', 'The body must be a JSON object.');
   const unstorable = unstorableFields(value);
   if (unstorable.length > 0) throw validationError(unstorable);
   return value as AdminBody;

@@ -216,6 +216,13 @@ describe('delivery through the SMTP sink', () => {
     assert.deepEqual((await h.recipients(id)).map((r) => r.status), ['delivery_unknown', 'bounced']);
     assert.equal(email.status, 'sent', 'mixed outcomes');
   });
+
+  test('unknown beside a plain recipient: the sink drops only the unknown one, the other is delivered', async () => {
+    const id = await h.insertEmail({ to: [`plain@${h.domain}`, `unknown+3@${h.domain}`] });
+    const email = await h.waitForTerminal(id);
+    assert.deepEqual((await h.recipients(id)).map((r) => r.status), ['delivered', 'delivery_unknown']);
+    assert.equal(email.status, 'sent', 'mixed outcomes');
+  });
 });
 
 describe('the worker', () => {

@@ -76,6 +76,17 @@ describe('admin webhook endpoints (development relay: local webhooks allowed)', 
     assert.equal(bad.body.error.code, 'invalid_request');
   });
 
+  test('a body that is JSON but not an object (null included) is invalid_request', async () => {
+    const hook = await t.admin('POST', `/admin/v1/projects/${t.projectId}/webhooks`, { url: 'http://127.0.0.1:9/', events: ['*'] });
+    for (const body of ['null', '[]', '"x"', '1']) {
+      for (const path of [`/admin/v1/projects/${t.projectId}/webhooks`, `/admin/v1/webhooks/${hook.body.id}/rotate-secret`]) {
+        const res = await t.admin('POST', path, body);
+        assert.equal(res.status, 400, `${path} ${body} -> ${res.text}`);
+        assert.equal(res.body.error.code, 'invalid_request');
+      }
+    }
+  });
+
   test('the admin token is required', async () => {
     const res = await t.api('GET', `/admin/v1/projects/${t.projectId}/webhooks`);
     assert.equal(res.status, 401);
