@@ -76,9 +76,13 @@ const UNCAPPED = Number.MAX_SAFE_INTEGER;
 export interface CounterRow {
   kind: 'rate' | 'usage';
   scope: string;
+  /** A rate window's entries, oldest first: the latest time of each. */
   at_ms: Array<number | string> | null;
-  hits: number[] | null;
-  used: number | null;
+  /** The window's running count of hits through each entry, modulo RUNNING_WRAP. */
+  upto: Array<number | string> | null;
+  /** The running count before the first of those entries. */
+  base: number | string | null;
+  used: number | string | null;
   /** A rate window's row version as read (PostgreSQL's xmin): a charge finding it unchanged need not count the window again. */
   version: string | null;
 }
@@ -94,10 +98,29 @@ function stateOf(rows: CounterRow[], dialect: Dialect, nowMs: number): CounterSt
   for (const r of rows) {
     if (r.kind === 'usage') used.set(r.scope, Number(r.used));
     else if (r.at_ms === null) rate.set(r.scope, Number(r.used) > 0 ? [{ atMs: nowMs, hits: Number(r.used) }] : []);
-    else rate.set(r.scope, r.at_ms.map((at, i) => ({ atMs: Number(at), hits: Number(r.hits![i]) })));
+    else rate.set(r.scope, entriesOf(r));
   }
   return { rate: dialect === 'postgres' ? rate : undefined, used };
 }
+
+/**
+ * A rate window's running counts are kept modulo 2^31 (they fit its integer arrays however long
+ * the window lives); a difference of two is exact while the hits between them are fewer, which
+ * every window's are (its cap is far lower).
+ */
+const RUNNING_WRAP = 2 ** 31;
+
+/** A rate window's entries as read: each one's hits are its running count less the one before. */
+const entriesOf = (r: CounterRow): StoredRateEntry[] =>
+  (r.at_ms ?? []).map((at, i) => ({
+    atMs: Number(at),
+    hits: (Number(r.upto![i]) - Number(i === 0 ? r.base : r.upto![i - 1]) + RUNNING_WRAP) % RUNNING_WRAP,
+  }));
+
+/** SQL: the hits between two running counts (`later` less `earlier`, modulo RUNNING_WRAP). */
+const hitsBetween = (later: string, earlier: string) => `((CAST(${later} AS bigint) - ${earlier} + ${RUNNING_WRAP}) % ${RUNNING_WRAP})`;
+/** SQL: a running count raised by n hits (modulo RUNNING_WRAP). */
+const runningPlus = (count: string, n: string) => `CAST((CAST(${count} AS bigint) + ${n}) % ${RUNNING_WRAP} AS integer)`;
 
 /** What counterRead reads of the rate windows (PostgreSQL): their time, and how far a batch can charge one. */
 interface RateRead {
@@ -113,24 +136,26 @@ interface RateRead {
  * reads (readTogether: no trip of its own). Exact on SQLite, whose single writer runs one batch
  * at a time; on PostgreSQL the charge checks every counter again as it charges.
  *
- * On PostgreSQL a rate window's row keeps two windows of entries (see CHARGE_CTES), oldest first;
- * only those inside the window at the read's time are read (width_bucket finds the first by
- * binary search), and of a window whose count then stays within its cap whatever the batch
- * charges, only that count (`used`, with at_ms and hits NULL): a batch through twenty workspaces
+ * On PostgreSQL a rate window's row keeps two windows of entries (see chargeCtes), oldest first,
+ * each with the window's running count of hits through it; only those inside the window at the
+ * read's time are read (width_bucket finds the first by binary search; their count is the last
+ * running count less the one before them), and of a window whose count then stays within its cap
+ * whatever the batch charges, only that count (`used`, with at_ms, upto and base NULL): a batch through twenty workspaces
  * touches sixty windows of 50 – 100 entries each, which it would otherwise read, parse and adopt
  * every time.
  */
 export function counterRead(q: Pick<Reader, 'dialect'>, rate: RateRead, usageScopes: readonly string[], month: string): Read<CounterRow> {
   if (q.dialect === 'postgres') {
     return {
-      sql: `SELECT 'rate' AS kind, r.scope, CASE WHEN f.near THEN r.at_ms[b.k + 1:] END AS at_ms, CASE WHEN f.near THEN r.hits[b.k + 1:] END AS hits,
-                   i.n AS used, CAST(r.xmin AS text) AS version
+      sql: `SELECT 'rate' AS kind, r.scope, CASE WHEN i.near THEN r.at_ms[b.k + 1:] END AS at_ms, CASE WHEN i.near THEN r.upto[b.k + 1:] END AS upto,
+                   CASE WHEN i.near THEN b.base END AS base, i.n AS used, CAST(r.xmin AS text) AS version
               FROM unnest(CAST(? AS text[]), CAST(? AS bigint[]), CAST(? AS bigint[])) AS c(scope, window_ms, cap)
               JOIN rate_windows r ON r.scope = c.scope
-             CROSS JOIN LATERAL (SELECT width_bucket(CAST(? AS bigint) - c.window_ms, r.at_ms) AS k) AS b
-             CROSS JOIN LATERAL (SELECT COALESCE(SUM(h), 0) AS n FROM unnest(r.hits[b.k + 1:]) AS h) AS i
-             CROSS JOIN LATERAL (SELECT i.n + CAST(? AS bigint) > c.cap AS near) AS f
-            UNION ALL SELECT 'usage', scope, NULL, NULL, used, NULL FROM usage_counters WHERE scope = ANY(?) AND month = ?`,
+             CROSS JOIN LATERAL (SELECT k, COALESCE(r.upto[k], r.before_first) AS base
+                                   FROM (SELECT width_bucket(CAST(? AS bigint) - c.window_ms, r.at_ms) AS k) AS w) AS b
+             CROSS JOIN LATERAL (SELECT n, n + CAST(? AS bigint) > c.cap AS near
+                                   FROM (SELECT ${hitsBetween('COALESCE(r.upto[cardinality(r.upto)], r.before_first)', 'b.base')} AS n) AS t) AS i
+            UNION ALL SELECT 'usage', scope, NULL, NULL, NULL, used, NULL FROM usage_counters WHERE scope = ANY(?) AND month = ?`,
       params: [
         rate.windows.map((w) => w.scope),
         rate.windows.map((w) => w.windowMs),
@@ -145,7 +170,7 @@ export function counterRead(q: Pick<Reader, 'dialect'>, rate: RateRead, usageSco
   // SQLite keeps its rate windows in the limiter's memory.
   const where = inValues(q, 'scope', usageScopes);
   return {
-    sql: `SELECT 'usage' AS kind, scope, NULL AS at_ms, NULL AS hits, used, NULL AS version FROM usage_counters WHERE ${where.sql} AND month = ?`,
+    sql: `SELECT 'usage' AS kind, scope, NULL AS at_ms, NULL AS upto, NULL AS base, used, NULL AS version FROM usage_counters WHERE ${where.sql} AND month = ?`,
     params: [...where.params, month],
   };
 }
@@ -161,49 +186,67 @@ export function counterRead(q: Pick<Reader, 'dialect'>, rate: RateRead, usageSco
 // when its count plus the charge stays within its cap.
 //
 // What that costs a window stays small however many entries it holds (a batch through twenty
-// workspaces charges sixty windows of 50 – 100 entries). Its entries stay oldest first, one per
-// 1/50th: a charge no older than the last entry's 1/50th (every charge of one relay, most of
-// several) joins it or follows it, dropping the few oldest entries that slid out (up to three,
-// found by position), without regrouping the row; any other (an older charge of another relay,
-// or a window idle for a while) regroups every entry, which yields the same entries for the others
-// (test/postgres/counters.test.ts compares the two). And a window whose row is still the version
-// the batch read (xmin: nothing charged it since) is checked against the count the batch read
-// (SeenWindows) instead of counting its entries again.
-const CHARGE_CTES = `
+// workspaces charges sixty windows of 50 – 100 entries): nothing sums or walks its entries. They
+// stay oldest first, one per 1/50th, each holding the window's running count of hits through it
+// (`upto`, modulo 2^31; `before_first` is the count before the first kept one, migration 0030), so the hits
+// from any time on are the last running count less the one before that time's entry, found by
+// binary search (width_bucket). A charge no older than the last entry's 1/50th (every charge of
+// one relay, most of several) joins it or follows it, dropping the entries that slid out (found
+// by the same search), without regrouping the row; an older one (another relay's) regroups the
+// entries, which yields the same entries for the others (test/postgres/counters.test.ts compares
+// the two). A window whose row is still the version the batch read (xmin: nothing charged it
+// since) is checked against the count the batch read (SeenWindows) instead of counting again.
+// What a charge needs of each counter beyond its row (that count, a usage counter's cap) is found
+// by scope in a JSON object (binary search), not by a walk of an array per counter.
+/** A charge's entries are grouped by this 1/50th of its window. */
+const SLICE = 'GREATEST(1, excluded.window_ms / 50)';
+/** How many of the window's first entries a charge drops (those two windows or more before it; entries are oldest first). */
+const DROPPED = 'width_bucket(excluded.kept_after_ms, w.at_ms)';
+/** The window's running count through its last entry. */
+const TOTAL = 'COALESCE(w.upto[cardinality(w.upto)], w.before_first)';
+/** The charge falls in the 1/50th of the window's last entry. */
+const SAME_SLICE = `excluded.at_ms[1] / ${SLICE} = w.at_ms[cardinality(w.at_ms)] / ${SLICE}`;
+/** The charge falls after the 1/50th of the window's last entry (or the window has none). */
+const IN_ORDER = `(cardinality(w.at_ms) = 0 OR excluded.at_ms[1] / ${SLICE} > w.at_ms[cardinality(w.at_ms)] / ${SLICE})`;
+/**
+ * What a charge out of order makes of the window (a 1/50th before its last entry's): one entry
+ * per 1/50th, the charge joining its own (a new entry's running count starting from the entry
+ * before it), and every running count from its 1/50th on raised by the charge.
+ */
+const REGROUPED = `(SELECT MAX(e.a) AS a,
+                          ${runningPlus('(array_agg(e.u ORDER BY e.added))[1]', `CASE WHEN e.s >= excluded.at_ms[1] / ${SLICE} THEN excluded.upto[1] ELSE 0 END`)} AS u
+                     FROM (SELECT x.a, x.u, x.a / ${SLICE} AS s, false AS added FROM unnest(w.at_ms, w.upto) AS x(a, u) WHERE x.a > excluded.kept_after_ms
+                           UNION ALL
+                           SELECT excluded.at_ms[1], COALESCE((SELECT y.u FROM unnest(w.at_ms, w.upto) AS y(a, u)
+                                                                WHERE y.a / ${SLICE} < excluded.at_ms[1] / ${SLICE} ORDER BY y.a DESC LIMIT 1), w.before_first),
+                                  excluded.at_ms[1] / ${SLICE}, true) AS e
+                    GROUP BY e.s)`;
+/** The charge's rows as its statement answers them: with their entries (lockCounters reads them), or only their scope. */
+const chargeCtes = (entries: boolean) => `
 rate AS (
-  INSERT INTO rate_windows AS w (scope, window_ms, cap, kept_after_ms, at_ms, hits)
-  SELECT c.scope, c.window_ms, c.cap, CAST(? AS bigint) - 2 * c.window_ms, ARRAY[CAST(? AS bigint)], ARRAY[c.n]
+  INSERT INTO rate_windows AS w (scope, window_ms, cap, kept_after_ms, at_ms, upto, before_first)
+  SELECT c.scope, c.window_ms, c.cap, CAST(? AS bigint) - 2 * c.window_ms, ARRAY[CAST(? AS bigint)], ARRAY[c.n], 0
     FROM unnest(CAST(? AS text[]), CAST(? AS bigint[]), CAST(? AS bigint[]), CAST(? AS integer[])) AS c(scope, window_ms, cap, n)
    WHERE c.n <= c.cap
    ORDER BY c.scope
   ON CONFLICT (scope) DO UPDATE SET window_ms = excluded.window_ms, cap = excluded.cap,
-    kept_after_ms = GREATEST(w.kept_after_ms, excluded.kept_after_ms), (at_ms, hits) = (
-      SELECT CASE WHEN excluded.hits[1] = 0 THEN w.at_ms
-                    WHEN p.n = 0 THEN excluded.at_ms
-                    WHEN excluded.at_ms[1] / p.g = w.at_ms[p.n] / p.g THEN w.at_ms[p.s:p.n - 1] || GREATEST(w.at_ms[p.n], excluded.at_ms[1])
-                    ELSE w.at_ms[p.s:p.n] || excluded.at_ms[1] END,
-             CASE WHEN excluded.hits[1] = 0 THEN w.hits
-                    WHEN p.n = 0 THEN excluded.hits
-                    WHEN excluded.at_ms[1] / p.g = w.at_ms[p.n] / p.g THEN w.hits[p.s:p.n - 1] || (w.hits[p.n] + excluded.hits[1])
-                    ELSE w.hits[p.s:p.n] || excluded.hits[1] END
-        FROM (SELECT cardinality(w.at_ms) AS n, GREATEST(1, excluded.window_ms / 50) AS g,
-                       CASE WHEN cardinality(w.at_ms) = 0 OR w.at_ms[1] > excluded.kept_after_ms THEN 1 WHEN w.at_ms[2] > excluded.kept_after_ms THEN 2
-                            WHEN w.at_ms[3] > excluded.kept_after_ms THEN 3 WHEN w.at_ms[4] > excluded.kept_after_ms THEN 4 END AS s) AS p
-         WHERE excluded.hits[1] = 0 OR (p.s IS NOT NULL AND (p.n = 0 OR excluded.at_ms[1] / p.g >= w.at_ms[p.n] / p.g))
-      UNION ALL
-      SELECT COALESCE(array_agg(g.a ORDER BY g.a), '{}'), COALESCE(array_agg(g.h ORDER BY g.a), '{}')
-        FROM (SELECT MAX(e.a) AS a, CAST(SUM(e.h) AS integer) AS h
-                FROM (SELECT x.a, x.h FROM unnest(w.at_ms, w.hits) AS x(a, h) WHERE x.a > excluded.kept_after_ms
-                      UNION ALL SELECT excluded.at_ms[1], excluded.hits[1] WHERE excluded.hits[1] > 0) AS e
-               GROUP BY e.a / GREATEST(1, excluded.window_ms / 50)) AS g
-      LIMIT 1)
-   WHERE excluded.hits[1] = 0
+    kept_after_ms = GREATEST(w.kept_after_ms, excluded.kept_after_ms),
+    before_first = CASE WHEN excluded.upto[1] = 0 THEN w.before_first ELSE COALESCE(w.upto[${DROPPED}], w.before_first) END,
+    at_ms = CASE WHEN excluded.upto[1] = 0 THEN w.at_ms
+                 WHEN ${SAME_SLICE} THEN w.at_ms[${DROPPED} + 1:cardinality(w.at_ms) - 1] || GREATEST(w.at_ms[cardinality(w.at_ms)], excluded.at_ms[1])
+                 WHEN ${IN_ORDER} THEN w.at_ms[${DROPPED} + 1:] || excluded.at_ms[1]
+                 ELSE (SELECT array_agg(g.a ORDER BY g.a) FROM ${REGROUPED} AS g) END,
+    upto = CASE WHEN excluded.upto[1] = 0 THEN w.upto
+                WHEN ${SAME_SLICE} THEN w.upto[${DROPPED} + 1:cardinality(w.upto) - 1] || ${runningPlus(TOTAL, 'excluded.upto[1]')}
+                WHEN ${IN_ORDER} THEN w.upto[${DROPPED} + 1:] || ${runningPlus(TOTAL, 'excluded.upto[1]')}
+                ELSE (SELECT array_agg(g.u ORDER BY g.a) FROM ${REGROUPED} AS g) END
+   WHERE excluded.upto[1] = 0
       OR (excluded.at_ms[1] - excluded.window_ms >= w.kept_after_ms
-          AND CASE WHEN CAST(w.xmin AS text) = (CAST(? AS text[]))[array_position(CAST(? AS text[]), excluded.scope)]
-                   THEN (CAST(? AS bigint[]))[array_position(CAST(? AS text[]), excluded.scope)]
-                   ELSE (SELECT COALESCE(SUM(x.h), 0) FROM unnest(w.at_ms, w.hits) AS x(a, h) WHERE x.a > excluded.at_ms[1] - excluded.window_ms) END
-              + excluded.hits[1] <= excluded.cap)
-  RETURNING w.scope, w.at_ms, w.hits
+          AND CASE WHEN CAST(w.xmin AS text) = (CAST(? AS jsonb) -> excluded.scope ->> 0)
+                   THEN CAST((CAST(? AS jsonb) -> excluded.scope ->> 1) AS bigint)
+                   ELSE ${hitsBetween(TOTAL, 'COALESCE(w.upto[width_bucket(excluded.at_ms[1] - excluded.window_ms, w.at_ms)], w.before_first)')} END
+              + excluded.upto[1] <= excluded.cap)
+  RETURNING w.scope${entries ? ', w.at_ms, w.upto, w.before_first' : ''}
 ), usage AS (
   INSERT INTO usage_counters AS u (scope, month, used)
   SELECT c.scope, CAST(? AS text), c.n
@@ -211,15 +254,12 @@ rate AS (
    WHERE c.n <= c.cap AND (SELECT COUNT(*) FROM rate) = CAST(? AS integer)
    ORDER BY c.scope
   ON CONFLICT (scope, month) DO UPDATE SET used = u.used + excluded.used
-   WHERE excluded.used = 0
-      OR CAST(u.used AS bigint) + excluded.used
-         <= (CAST(? AS bigint[]))[array_position(CAST(? AS text[]), excluded.scope)]
+   WHERE excluded.used = 0 OR CAST(u.used AS bigint) + excluded.used <= CAST((CAST(? AS jsonb) ->> excluded.scope) AS bigint)
   RETURNING u.scope, u.used
 )`;
-const CHARGED = `
-SELECT 'rate' AS kind, scope, at_ms, hits, NULL AS used, NULL AS version FROM rate
-UNION ALL SELECT 'usage', scope, NULL, NULL, used, NULL FROM usage`;
-const CHARGE_SQL = `WITH ${CHARGE_CTES}${CHARGED}`;
+const CHARGE_SQL = `WITH ${chargeCtes(true)}
+SELECT 'rate' AS kind, scope, at_ms, upto, before_first AS base, NULL AS used, NULL AS version FROM rate
+UNION ALL SELECT 'usage', scope, NULL, NULL, NULL, used, NULL FROM usage`;
 
 // The charge and its reservation in one statement, all or nothing: the reservation's id is NULL,
 // which its table refuses, unless every counter took its charge, so a charge that does not fit
@@ -228,7 +268,7 @@ const CHARGE_SQL = `WITH ${CHARGE_CTES}${CHARGED}`;
 // Alone (autocommit) this is chargeFirst's one trip; in lockCounters' transaction, its charge. It
 // answers only how many counters it charged: their entries, a hundred numbers a window, would be
 // parsed for nothing.
-const RESERVED_CHARGE_SQL = `WITH ${CHARGE_CTES}, reserve AS (
+const RESERVED_CHARGE_SQL = `WITH ${chargeCtes(false)}, reserve AS (
   INSERT INTO counter_reservations (id, month, usage_json, created_at)
   SELECT CASE WHEN (SELECT COUNT(*) FROM rate) + (SELECT COUNT(*) FROM usage) = CAST(? AS integer) THEN CAST(? AS text) END,
          CAST(? AS text), CAST(? AS text), CAST(? AS text)
@@ -258,25 +298,26 @@ type SeenWindows = ReadonlyMap<string, { version: string; inWindow: number }>;
 
 const chargeParams = (month: string, atMs: number, rate: readonly RateCharge[], usage: readonly UsageCharge[], seen: SeenWindows) => {
   const caps = usage.map((u) => Math.floor(u.cap ?? UNCAPPED));
-  const scopes = rate.map((r) => r.scope);
+  // Looked up by scope in the charge of each counter (a JSON object's keys are found by binary search).
+  const seenByScope = JSON.stringify(Object.fromEntries(rate.flatMap((r) => {
+    const s = seen.get(r.scope);
+    return s ? [[r.scope, [s.version, s.inWindow]]] : [];
+  })));
   return [
     atMs,
     atMs,
-    scopes,
+    rate.map((r) => r.scope),
     rate.map((r) => r.windowMs),
     rate.map((r) => Math.floor(r.limit)),
     rate.map((r) => r.hits),
-    rate.map((r) => seen.get(r.scope)?.version ?? null),
-    scopes,
-    rate.map((r) => seen.get(r.scope)?.inWindow ?? null),
-    scopes,
+    seenByScope,
+    seenByScope,
     month,
     usage.map((u) => u.scope),
     usage.map((u) => u.recipients),
     caps,
     rate.length,
-    caps,
-    usage.map((u) => u.scope),
+    JSON.stringify(Object.fromEntries(usage.map((u, i) => [u.scope, caps[i]]))),
   ];
 };
 
@@ -289,9 +330,7 @@ function seenWindows(rows: readonly CounterRow[], windows: readonly RateWindowRe
     if (r.kind !== 'rate' || r.version === null || ms === undefined) continue;
     // Read as a count: that of an earlier time (the read's), which counts at least as much.
     let inWindow = r.at_ms === null ? Number(r.used) : 0;
-    r.at_ms?.forEach((at, i) => {
-      if (Number(at) > atMs - ms) inWindow += Number(r.hits![i]);
-    });
+    for (const e of entriesOf(r)) if (e.atMs > atMs - ms) inWindow += e.hits;
     seen.set(r.scope, { version: r.version, inWindow });
   }
   return seen;

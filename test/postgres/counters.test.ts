@@ -56,11 +56,17 @@ async function batch(recipients: number, between?: () => Promise<void>): Promise
   return { seen, admitted: value };
 }
 
+/** A rate window's entries as stored: their times, and each one's hits (its running count less the one before). */
+async function storedHits(scope: string): Promise<Array<{ at: number; hits: number }>> {
+  const [row] = await db.all<{ at_ms: string[]; upto: string[]; before_first: string }>('SELECT at_ms, upto, before_first FROM rate_windows WHERE scope = ?', [scope]);
+  return (row?.at_ms ?? []).map((a, i) => ({ at: Number(a), hits: (Number(row!.upto[i]) - Number(i === 0 ? row!.before_first : row!.upto[i - 1]) + 2 ** 31) % 2 ** 31 }));
+}
+
 async function counters(): Promise<{ used: number; hits: number; reservations: number }> {
   const [usage] = await db.all<{ used: number }>('SELECT used FROM usage_counters WHERE scope = ?', [USAGE]);
-  const [rate] = await db.all<{ hits: number[] }>('SELECT hits FROM rate_windows WHERE scope = ?', [WINDOW.scope]);
+  const rate = await storedHits(WINDOW.scope);
   const [left] = await db.all<{ n: number }>('SELECT COUNT(*) AS n FROM counter_reservations');
-  return { used: usage?.used ?? 0, hits: (rate?.hits ?? []).reduce((n, h) => n + h, 0), reservations: left!.n };
+  return { used: usage?.used ?? 0, hits: rate.reduce((n, e) => n + e.hits, 0), reservations: left!.n };
 }
 
 test('a charge that fits is decided once and charged whole; its reservation goes with the batch commit', async () => {
@@ -110,38 +116,59 @@ test('a charge keeps a window as the regrouping of its entries would: in order, 
       }
       model = [...groups.values()].sort((a, b) => a.at - b.at);
     }
-    const [row] = await db.all<{ at_ms: string[]; hits: number[] }>('SELECT at_ms, hits FROM rate_windows WHERE scope = ?', [window.scope]);
-    const stored = row!.at_ms.map((a, i) => ({ at: Number(a), hits: row!.hits[i]! }));
+    const stored = await storedHits(window.scope);
     assert.deepEqual(stored, model, `after the charge of ${hits} at +${offset} ms`);
   }
 });
 
+type Window = { scope: string; windowMs: number; limit: number };
+
+/** One batch charging n hits to a window if they fit under its limit (as its reads found it); `between` runs after its reads. */
+const chargeWindow = (window: Window, n: number, between?: () => Promise<unknown>) =>
+  db.write(async (tx: Queryable) => {
+    const taken = await takeCounters(
+      db,
+      tx,
+      { windows: [window], usageScopes: [], nowMs: () => Date.now(), maxHits: n },
+      async (counters) => {
+        const rows = await tx.all<CounterRow>(counters.sql, counters.params);
+        await between?.();
+        return [undefined, rows] as const;
+      },
+      (state) => {
+        const fits = (state.rate?.get(window.scope) ?? []).reduce((h, e) => h + e.hits, 0) + n <= window.limit;
+        return { value: fits, rate: [{ ...window, hits: fits ? n : 0 }], usage: [] };
+      },
+    );
+    await taken.confirm(tx);
+    return taken.value;
+  });
+
+const inWindow = async (scope: string) => (await storedHits(scope)).reduce((n, e) => n + e.hits, 0);
+
 test('a rate window charged by another relay after the reads is counted again: its cap holds', async () => {
   // The charge trusts the count the batch read only while the window's row is as it was read.
   const window = { scope: 'ws:raced-window', windowMs: 60_000, limit: 3 };
-  const charge = (between?: () => Promise<void>) =>
-    db.write(async (tx: Queryable) => {
-      const taken = await takeCounters(
-        db,
-        tx,
-        { windows: [window], usageScopes: [], nowMs: () => Date.now(), maxHits: 1 },
-        async (counters) => {
-          const rows = await tx.all<CounterRow>(counters.sql, counters.params);
-          await between?.();
-          return [undefined, rows] as const;
-        },
-        (state) => {
-          const hits = (state.rate?.get(window.scope) ?? []).reduce((n, e) => n + e.hits, 0);
-          return { value: hits < window.limit, rate: [{ ...window, hits: hits < window.limit ? 1 : 0 }], usage: [] };
-        },
-      );
-      await taken.confirm(tx);
-      return taken.value;
-    });
-  assert.equal(await charge(), true);
-  assert.equal(await charge(), true);
+  assert.equal(await chargeWindow(window, 1), true);
+  assert.equal(await chargeWindow(window, 1), true);
   // Read at 2 of 3; another relay then takes the third: the first is refused, decided again, and admits nothing.
-  assert.equal(await charge(async () => assert.equal(await charge(), true)), false);
-  const [row] = await db.all<{ hits: number[] }>('SELECT hits FROM rate_windows WHERE scope = ?', [window.scope]);
-  assert.equal(row!.hits.reduce((n, h) => n + h, 0), 3);
+  assert.equal(await chargeWindow(window, 1, async () => assert.equal(await chargeWindow(window, 1), true)), false);
+  assert.equal(await inWindow(window.scope), 3);
+});
+
+test("a rate window's running count wraps past 2^31 and still counts exactly", async () => {
+  // Running counts are kept modulo 2^31 (integer arrays): a window whose count passes it keeps
+  // counting its hits exactly, as read and as the charge counts them again.
+  const window = { scope: 'key:wrapping', windowMs: 60_000, limit: 6 };
+  assert.equal(await chargeWindow(window, 2), true);
+  // After this charge's read, as if 2^31 - 1 hits had gone before (its row changed: the charge counts again).
+  const wrapped = () => db.all('UPDATE rate_windows SET before_first = 2147483645, upto = ARRAY[2147483647] WHERE scope = ?', [window.scope]);
+  assert.equal(await chargeWindow(window, 2, wrapped), true);
+  assert.equal(await inWindow(window.scope), 4);
+  const [row] = await db.all<{ upto: number[] }>('SELECT upto FROM rate_windows WHERE scope = ?', [window.scope]);
+  assert.ok(Number(row!.upto.at(-1)) < 2 ** 30, 'the running count wrapped');
+  assert.equal(await chargeWindow(window, 2), true);
+  assert.equal(await inWindow(window.scope), 6);
+  assert.equal(await chargeWindow(window, 2), false);
+  assert.equal(await inWindow(window.scope), 6);
 });
