@@ -121,6 +121,8 @@ export async function startRelay(options: StartOptions = {}): Promise<Relay> {
       health: { database: true, http: false, smtp: false, worker: false },
     };
 
+    // Another relay on the database revoked a key or activated a workspace (domain/auth.ts keysChanged).
+    bus.on('keys.changed', () => services.keys.clear());
     stops.push(() => services.checkSummaries.stop());
     const indexer = startInboxIndexer(services);
     stops.push(() => indexer.stop());

@@ -26,6 +26,8 @@ export interface BusEvents {
   'inbox.changed': [];
   /** Checks badges were computed and cached: open dashboards show them (inbox/checks/summaries.ts). */
   'inbox.checked': [summaries: Array<{ id: string; checks: CheckSummary }>];
+  /** A key was revoked or a workspace activated: every relay's key cache forgets its rows (domain/auth.ts). */
+  'keys.changed': [];
 }
 
 export type BusEvent = keyof BusEvents;
@@ -45,9 +47,17 @@ export const BUS_SHARING: { readonly [E in BusEvent]: 'local' | 'shared' } = {
   'inbox.changed': 'shared',
   // A dashboard on another relay may show the message: its list's page request queued it here.
   'inbox.checked': 'shared',
+  'keys.changed': 'shared',
 };
 
 export class RelayBus extends EventEmitter<BusEvents> {
+  /**
+   * Resolves once the shared events emitted so far have reached the other relays on the database
+   * (cluster-bus.ts sets it; alone, at once): for a change another relay must see before the
+   * response that reports it.
+   */
+  shared: () => Promise<void> = () => Promise.resolve();
+
   constructor() {
     super();
     this.setMaxListeners(0);

@@ -1,6 +1,6 @@
 // Relays sharing one PostgreSQL database behave as one service: what one relay announces on its
-// bus (new jobs, webhook deliveries, timeline events, captured mail, inbox changes, a test-clock
-// advance) reaches the others through LISTEN/NOTIFY, payloads whole whatever their size, so their
+// bus (new jobs, webhook deliveries, timeline events, captured mail, inbox changes, revoked keys
+// and activated workspaces, a test-clock advance) reaches the others through LISTEN/NOTIFY, payloads whole whatever their size, so their
 // workers wake, their `ravenctl listen` clients and dashboards see every event, and their clocks
 // agree. The notifier hands on only the other relays' messages.
 //
@@ -24,6 +24,8 @@ export function bridgeBus(bus: RelayBus, clock: Clock, notifier: RelayNotifier, 
   let relaying = false; // true while re-emitting another relay's message: not sent back out
   const waiting: Message[] = [];
   let publishing = false;
+  // bus.shared() callers, told when what was waiting has been published.
+  let published: Array<() => void> = [];
 
   const publishWaiting = async () => {
     publishing = true;
@@ -32,6 +34,9 @@ export function bridgeBus(bus: RelayBus, clock: Clock, notifier: RelayNotifier, 
       if (!(await notifier.publish(messages))) log.debug('relay', 'bus events not shared with other relays', { messages: messages.length });
     }
     publishing = false;
+    const callers = published;
+    published = [];
+    for (const resolve of callers) resolve();
   };
   const isWakeUp = (m: Message) => 'event' in m && m.args.length === 0;
   const send = (message: Message) => {
@@ -68,7 +73,9 @@ export function bridgeBus(bus: RelayBus, clock: Clock, notifier: RelayNotifier, 
 
   clock.on('advanced', onClock);
   notifier.on('message', onMessage);
+  bus.shared = () => (publishing ? new Promise<void>((resolve) => published.push(resolve)) : Promise.resolve());
   return () => {
+    bus.shared = () => Promise.resolve();
     for (const { name, listener } of listeners) bus.off(name, listener as never);
     clock.off('advanced', onClock);
     notifier.off('message', onMessage);

@@ -9,6 +9,7 @@ import * as keys from '../storage/keys.js';
 import type { KeyRow } from '../storage/keys.js';
 import { requireOneOf, requireString, type AdminBody } from './admin-body.js';
 import { findProject } from './projects.js';
+import { keysChanged } from './auth.js';
 
 export async function createKey(s: RelayServices, projectId: string, body: AdminBody) {
   const project = await findProject(s, projectId);
@@ -40,6 +41,6 @@ export async function listKeys(s: RelayServices, projectId: string) {
 
 export async function revokeKey(s: RelayServices, keyId: string): Promise<void> {
   const revoked = await s.db.write((tx) => keys.revokeKey(tx, keyId, s.clock.iso()));
-  s.keys.clear();
+  await keysChanged(s);
   if (!revoked) throw new ApiError('not_found', `No key ${keyId}.`);
 }

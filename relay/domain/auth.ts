@@ -5,6 +5,7 @@ import { findKeyByHash, type KeyAuthRow } from '../storage/keys.js';
 import { ApiError } from '../errors.js';
 import { constantTimeEqual, hashSecret } from '../secrets.js';
 import type { KeyUse } from './key-use.js';
+import type { RelayBus } from '../bus.js';
 
 export interface KeyPrincipal {
   keyId: string;
@@ -49,6 +50,17 @@ export class KeyCache {
     }
     return row;
   }
+}
+
+/**
+ * After a commit that changes a cached row's answer (a revoked key, an activated workspace): this
+ * relay's cache, and before the response, every other relay's on the database (CONTRACT section 6:
+ * they answer as one service), forget their rows.
+ */
+export async function keysChanged(s: { keys: KeyCache; bus: RelayBus }): Promise<void> {
+  s.keys.clear();
+  s.bus.emit('keys.changed');
+  await s.bus.shared();
 }
 
 /**

@@ -6,6 +6,7 @@ import type { RelayServices } from '../services.js';
 import * as tenancy from '../storage/tenancy.js';
 import type { WorkspaceRow } from '../storage/tenancy.js';
 import { requireString, type AdminBody } from './admin-body.js';
+import { keysChanged } from './auth.js';
 
 const workspaceView = (w: WorkspaceRow) => ({
   id: w.id,
@@ -36,6 +37,6 @@ export async function activateWorkspace(s: RelayServices, id: string) {
   await findWorkspace(s, id);
   await s.db.write((tx) => tenancy.activateWorkspace(tx, id, s.clock.iso()));
   // Cached key principals carry the workspace's activation: drop them so it applies at once.
-  s.keys.clear();
+  await keysChanged(s);
   return workspaceView(await findWorkspace(s, id));
 }
