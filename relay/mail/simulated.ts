@@ -11,6 +11,9 @@ const SIMULATED = new Set<SimulatedOutcome>(['bounced', 'rejected', 'delayed', '
 /** The simulated outcome for an address: its local part before an optional +label. */
 export function simulatedOutcome(address: string): SimulatedOutcome {
   const at = address.lastIndexOf('@');
-  const local = (at >= 0 ? address.slice(0, at) : address).split('+')[0]!.toLowerCase();
+  const plus = address.indexOf('+');
+  // The local part up to its first '+' (before the last '@').
+  const end = plus >= 0 && (at < 0 || plus < at) ? plus : at >= 0 ? at : address.length;
+  const local = address.slice(0, end).toLowerCase();
   return SIMULATED.has(local as SimulatedOutcome) ? (local as SimulatedOutcome) : 'delivered';
 }

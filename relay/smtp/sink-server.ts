@@ -24,7 +24,7 @@ import type { RelayServices } from '../services.js';
 import { capturedInOneStatement, insertCapturedMessages, type NewCapturedMessage } from '../storage/captured.js';
 import type { WriteBatch } from '../storage/db.js';
 import { countSinkAttempt } from '../storage/sink-attempts.js';
-import { decodedHeaderValue, parseHeaders } from '../mail/headers.js';
+import { decodeEncodedWords, firstHeaderValues } from '../mail/headers.js';
 import { coalesceReplies } from './coalesce-replies.js';
 import { createKeyAuth } from './key-auth.js';
 import { readData } from './read-data.js';
@@ -63,6 +63,9 @@ function deliveryKey(session: SMTPServerSession): string {
   const sender = envelopeSenderOf(session);
   return emailIdFromEnvelopeSender(sender) ?? `sender:${sender.toLowerCase()}`;
 }
+
+/** The header fields a capture stores beside the raw bytes (captured_messages.subject, header_from). */
+const CAPTURED_FIELDS = ['subject', 'from'];
 
 type SmtpCallback = (err?: Error | null, message?: string) => void;
 
@@ -156,9 +159,9 @@ export async function startSmtpSink(services: RelayServices, options: SmtpSinkOp
     // Captured as sent (the raw bytes are kept whole); the decoded headers beside them hold what
     // both backends can store: a NUL in the Subject is U+FFFD there, never a 451 the sender retries
     // for days. (smtp-server refuses a NUL in the envelope with 501.)
-    const headers = parseHeaders(raw, false);
-    const subject = storableText(decodedHeaderValue(headers, 'subject'));
-    const headerFrom = storableText(decodedHeaderValue(headers, 'from'));
+    const [subjectField, fromField] = firstHeaderValues(raw, CAPTURED_FIELDS);
+    const subject = storableText(subjectField === null ? null : decodeEncodedWords(subjectField));
+    const headerFrom = storableText(fromField === null ? null : decodeEncodedWords(fromField));
     await db.writeBatched(captures, { id, envelopeFrom: from, headerFrom, envelopeTo: to, subject, raw, emailId: emailId ?? null, projectId: keyAuth.sessionKey(session.id)?.projectId ?? null, receivedAt: clock.iso() });
     log.info('smtp', 'message captured', { message_id: id, email_id: emailId, size: raw.length, recipients: to.length });
     // The inbox indexer parses it for the dashboard, off this path (in batches while mail streams in).
