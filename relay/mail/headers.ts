@@ -33,37 +33,12 @@ export function parseHeaders(raw: Buffer, decode = true): Array<[string, string]
 }
 
 /**
- * The undecoded values of the first field of each name (lower case), null where there is none: what
- * `headerValue(parseHeaders(raw, false), name)` gives for each, read in one pass over the header
- * section without keeping the other fields (the sink reads two of a message's fields before its 250).
+ * The undecoded values of the first field of each name, null where there is none (the sink reads
+ * two of a message's fields before its 250 and decodes only those).
  */
 export function firstHeaderValues(raw: Buffer, names: readonly string[]): Array<string | null> {
-  const text = headerSection(raw);
-  const found: Array<string | null> = names.map(() => null);
-  let field: string | undefined; // the field being unfolded
-  const take = () => {
-    if (field === undefined) return;
-    const colon = field.indexOf(':');
-    if (colon <= 0) return;
-    const at = names.indexOf(field.slice(0, colon).trim().toLowerCase());
-    if (at >= 0 && found[at] === null) found[at] = field.slice(colon + 1).trim();
-  };
-  // The lines of split(/\r?\n/), without the array.
-  for (let start = 0; start <= text.length; ) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const next = end + 1;
-    if (end > start && text.charCodeAt(end - 1) === 13 && end < text.length) end -= 1;
-    const first = text.charCodeAt(start);
-    if ((first === 32 || first === 9) && field !== undefined) field += text.slice(start, end); // unfold: drop the line break only
-    else if (end > start) {
-      take();
-      field = text.slice(start, end);
-    }
-    start = next;
-  }
-  take();
-  return found;
+  const headers = parseHeaders(raw, false);
+  return names.map((name) => headerValue(headers, name));
 }
 
 /** The decoded value of the first header with this name, or null. */

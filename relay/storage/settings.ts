@@ -12,9 +12,11 @@ export function readSetting(db: Pick<Queryable, 'get'>, name: string): Promise<s
 /**
  * Takes the test clock's offset as the database holds it (CONTRACT section 6: relays sharing a
  * database answer the same). Another relay's advance reaches this one over NOTIFY too, but a
- * request that follows the advance may arrive first: with --test-clock each request reads it.
+ * request that follows the advance may arrive first: with --test-clock each request reads it. An
+ * SQLite file has one relay, whose own advances set its clock: nothing to read there.
  */
-export async function syncClockOffset(db: Pick<Queryable, 'get'>, clock: { setOffset(offsetMs: number): void }): Promise<void> {
+export async function syncClockOffset(db: Pick<Queryable, 'get' | 'dialect'>, clock: { setOffset(offsetMs: number): void }): Promise<void> {
+  if (db.dialect === 'sqlite') return;
   clock.setOffset(Number((await readSetting(db, CLOCK_OFFSET_SETTING)) ?? 0));
 }
 
