@@ -4,7 +4,8 @@
 // admissions a batch spread round-robin over 1 or 20 workspaces (three rate windows and two usage
 // counters each, limits lifted), one batch every 33 ms, rounds of each interleaved after a round
 // that fills the windows. Prints the CPU ms per batch of this process and of PostgreSQL's
-// processes (CPU time, which a loaded machine inflates far less than rates). Not the relay: no
+// processes (CPU time, which a loaded machine inflates far less than rates), and the WAL written a
+// batch (the server's whole WAL: nothing else writes to it meanwhile). Not the relay: no
 // HTTP, no limiter, no other reads or rows, no delivery.
 // `node --import tsx bench/counters-scopes.ts`; BENCH_COUNTERS_BATCHES (a round, 600),
 // BENCH_COUNTERS_ROUNDS (2), BENCH_COUNTERS_WS (1,20), BENCH_COUNTERS_ONLY=rate|usage (one kind of
@@ -14,7 +15,7 @@ import os from 'node:os';
 import { takeCounters, type CounterRow, type RateWindowRef } from '../relay/storage/counters.js';
 import { openPostgres } from '../relay/storage/postgres/db.js';
 import { createTestDatabase, startPostgresServer } from '../test/helpers/postgres-server.js';
-import { childPids, cpuSeconds } from './process-cpu.js';
+import { serverTreeCpuSeconds } from './process-cpu.js';
 import { postmasterPid } from './postgres.js';
 import pg from 'pg';
 
@@ -36,7 +37,12 @@ function scopesOf(workspaces: number) {
 
 const server = await startPostgresServer({ durable: true });
 const postmaster = (await postmasterPid(server.url))!;
-const pgCpu = () => [postmaster, ...childPids(postmaster)].reduce((n, pid) => n + (cpuSeconds(pid) || 0), 0);
+// Every backend's, those ended meanwhile too (the pool closes connections idle for 30 s).
+const pgCpu = () => serverTreeCpuSeconds(postmaster);
+const walClient = new pg.Client({ connectionString: server.url });
+await walClient.connect();
+const walLsn = async () => (await walClient.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
+const walBytes = async (since: string) => Number((await walClient.query<{ n: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS n', [since])).rows[0]!.n);
 try {
   const dbs = new Map<number, { db: Awaited<ReturnType<typeof openPostgres>>; drop: () => Promise<void>; url: string }>();
   for (const ws of SCOPES) {
@@ -63,6 +69,7 @@ try {
     const only = process.env.BENCH_COUNTERS_ONLY;
     const windows = only === 'usage' ? [] : all.windows;
     const usage = only === 'rate' ? [] : all.usage;
+    const walBefore = await walLsn();
     const pgBefore = pgCpu();
     const before = process.cpuUsage();
     const started = performance.now();
@@ -95,7 +102,7 @@ try {
       });
     }
     const self = process.cpuUsage(before);
-    return { js: (self.user + self.system) / 1000 / BATCHES, pg: ((pgCpu() - pgBefore) * 1000) / BATCHES, ms: (performance.now() - started) / BATCHES };
+    return { js: (self.user + self.system) / 1000 / BATCHES, pg: ((pgCpu() - pgBefore) * 1000) / BATCHES, ms: (performance.now() - started) / BATCHES, walKb: (await walBytes(walBefore)) / 1024 / BATCHES };
   };
   // Fill the windows first (two windows' worth of the longest).
   for (const ws of SCOPES) await run(ws);
@@ -104,7 +111,7 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     for (const ws of SCOPES) {
       const x = await run(ws);
-      console.log(`  ${String(ws).padStart(2)} workspaces: this process ${x.js.toFixed(2)} CPU ms, PostgreSQL ${x.pg.toFixed(2)} CPU ms a batch (${x.ms.toFixed(1)} ms each); load ${os.loadavg()[0]!.toFixed(1)}`);
+      console.log(`  ${String(ws).padStart(2)} workspaces: this process ${x.js.toFixed(2)} CPU ms, PostgreSQL ${x.pg.toFixed(2)} CPU ms, WAL ${x.walKb.toFixed(1)} KB a batch (${x.ms.toFixed(1)} ms each); load ${os.loadavg()[0]!.toFixed(1)}`);
     }
   }
   holding = false;
@@ -114,5 +121,6 @@ try {
     await drop();
   }
 } finally {
+  await walClient.end();
   await server.stop();
 }

@@ -2461,6 +2461,28 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description `message_too_large`: the admin request body is past its limit, refused while streaming
+         *     and never buffered whole: 64 KiB (65,536 bytes) for the admin operations, 4 KiB for the
+         *     dashboard sign-in and the inbox's read and release, 1 KiB for a delivery resend.
+         */
+        AdminBodyTooLarge: {
+            headers: {
+                "Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "message_too_large",
+                 *         "message": "The request exceeds the limit of 65536 bytes."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description `validation_error`: a field, query parameter or cursor is invalid; `details` lists each problem. */
         ValidationError: {
             headers: {
@@ -2925,6 +2947,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -3029,6 +3052,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -3100,6 +3124,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -3139,6 +3164,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -3210,6 +3236,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -3312,6 +3339,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -3416,6 +3444,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -3518,6 +3547,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -3590,6 +3620,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -3768,6 +3799,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["ValidationError"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3951,6 +3983,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["AdminUnauthorized"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -4067,6 +4100,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -4175,6 +4209,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -4301,6 +4336,7 @@ export interface operations {
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -4478,6 +4514,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
@@ -4504,6 +4541,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["AdminUnauthorized"];
+            429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -4560,6 +4598,7 @@ export interface operations {
             401: components["responses"]["AdminUnauthorized"];
             403: components["responses"]["DashboardForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["AdminBodyTooLarge"];
             422: components["responses"]["ValidationError"];
             429: components["responses"]["AdminTokenFailures"];
             500: components["responses"]["InternalError"];

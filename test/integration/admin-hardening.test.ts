@@ -4,6 +4,7 @@
 // does (CONTRACT section 9): more than 10 in a minute and the address is refused 429.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spec } from '../helpers/contract.js';
 import { ADMIN_TOKEN, call, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 let t: TestRelay;
@@ -78,4 +79,17 @@ test('thirty wrong tokens at the dashboard sign-in: after ten, 429 rate_limit_ex
   // What spends nothing still answers as before: no token at all, and the session cookie.
   assert.equal((await call(t.url, 'GET', '/admin/v1/workspaces')).status, 401);
   assert.equal((await call(t.url, 'GET', '/admin/v1/workspaces', { headers: { cookie } })).status, 200);
+
+  // Every admin operation answers the right token 429 meanwhile, as openapi.yaml documents
+  // (regression: the inbox wait and the submission settings did not list 429).
+  const seen = t.violations.length;
+  for (const [path, item] of Object.entries<any>(spec.paths)) {
+    if (!path.startsWith('/admin/v1/') || path === '/admin/v1/session') continue;
+    for (const method of Object.keys(item).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))) {
+      const target = path.replace(/\{[a-z_]+\}/g, 'no_such_id') + (path.endsWith('/wait') ? '?timeout=1' : '');
+      const res = await call(t.url, method.toUpperCase(), target, { token: ADMIN_TOKEN, body: method === 'get' ? undefined : {} });
+      assert.equal(res.status, 429, `${method} ${path}: ${res.text}`);
+    }
+  }
+  assert.deepEqual(t.violations.slice(seen), []);
 });

@@ -293,6 +293,22 @@ describe('input neither backend can store', () => {
     assert.equal(clock.status, 200, clock.text);
   });
 
+  test('regression: a body past its limit is 413 message_too_large on every admin operation that reads one, as openapi.yaml documents (it listed 413 for POST /v1/emails only)', async () => {
+    const readers = Object.entries<any>(spec.paths)
+      .filter(([path, item]) => path.startsWith('/admin/v1/') && item.post && (item.post.requestBody || path.endsWith('/resend')))
+      .map(([path]) => path);
+    assert.ok(readers.length >= 15, `openapi.yaml has ${readers.length} admin operations with a body`);
+    const seen = t.violations.length;
+    const body = JSON.stringify({ name: 'x'.repeat(70 * 1024) });
+    for (const path of readers) {
+      const target = path.replace(/\{([a-z_]+)\}/g, (_, n: string) => existing(n));
+      const res = await call(t.url, 'POST', target, { token: t.adminToken, body });
+      assert.equal(res.status, 413, `${path}: ${res.text}`);
+      assert.equal(res.body.error.code, 'message_too_large', path);
+    }
+    assert.deepEqual(t.violations.slice(seen), []);
+  });
+
   test('after all of it the relay still serves and lists only what it accepted', async () => {
     const ok = await t.send({ subject: 'after the sweep' });
     assert.equal(ok.status, 202, ok.text);
