@@ -9,7 +9,6 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
-import { Pool } from 'undici';
 import type { Bootstrap } from '../relay/domain/first-run.js';
 import { openDatabase } from '../relay/storage/db.js';
 import { fillEmails } from './fill.js';
@@ -21,6 +20,7 @@ import { checksBench } from './checks.js';
 import { searchBench } from './inbox-search.js';
 import { cpuSeconds, settled, threadCpuSeconds } from './process-cpu.js';
 import { composeBlast, smtpBlast, type BlastMessage } from './smtp-blast.js';
+import { EmailPoster } from './email-poster.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -152,8 +152,7 @@ function ask<T>(t: { child: ChildProcess }, message: { cmd: 'memory' | 'stop' | 
 }
 
 async function stopTarget(t: Target): Promise<Memory> {
-  await senders.get(t.url)?.close();
-  senders.delete(t.url);
+  await poster.close(t.url);
   const memory = await ask<Memory>(t, { cmd: 'stop' });
   await new Promise((r) => (t.child.exitCode !== null ? r(null) : t.child.once('exit', r)));
   if (process.env.BENCH_KEEP_DATA) console.log(`  (data kept in ${t.dir})`);
@@ -350,29 +349,14 @@ async function pool<T>(n: number, concurrency: number, fn: (i: number) => Promis
   return out;
 }
 
-// The end-to-end and sustained loads' HTTP client: an undici Pool per relay (keep-alive, as many
-// connections as requests in flight, as fetch's agent opens) and its `request`, not the global
-// fetch. On two cores the load generator's CPU is taken from the relay it measures: fetch spent
-// 0.40 - 0.88 CPU ms an email in the bench's process, Pool.request 0.08 - 0.16 (interleaved rounds
-// of 1,000 against one relay, session 14). The request on the wire is fetch's, header for header
-// (fetch adds the five below), so the relay parses and answers exactly what it did before and its
-// own CPU per email means what it meant.
-const senders = new Map<string, Pool>();
-const FETCH_HEADERS = { accept: '*/*', 'accept-language': '*', 'sec-fetch-mode': 'cors', 'user-agent': 'node', 'accept-encoding': 'gzip, deflate' };
+// The end-to-end and sustained loads post through a lighter client than fetch (bench/email-poster.ts).
+const poster = new EmailPoster();
 
 /** Admits one email; its id. */
 async function send(t: Target, i: number, recipients: number): Promise<string> {
-  let sender = senders.get(t.url);
-  if (!sender) senders.set(t.url, (sender = new Pool(t.url)));
-  const res = await sender.request({
-    path: '/v1/emails',
-    method: 'POST',
-    headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', ...FETCH_HEADERS },
-    body: message(t.domain, i, recipients),
-  });
-  const b: any = await res.body.json();
-  if (res.statusCode !== 202 && res.statusCode !== 200) throw new Error(`send ${res.statusCode} ${JSON.stringify(b)}`);
-  return b.id as string;
+  const { status, answer } = await poster.post(t.url, t.apiKey, message(t.domain, i, recipients));
+  if (status !== 202 && status !== 200) throw new Error(`send ${status} ${JSON.stringify(answer)}`);
+  return answer.id as string;
 }
 
 /** Jobs waiting (ready) and in flight (running, claimed by the worker), from the relay's own gauge. */
