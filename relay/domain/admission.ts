@@ -145,7 +145,12 @@ async function readState(tx: Queryable, items: Admission[], counters: Read<Count
   return [state, held] as const;
 }
 
-type BatchState = Awaited<ReturnType<typeof readState>>[0] & { quota: QuotaCounts };
+type BatchState = Awaited<ReturnType<typeof readState>>[0] & {
+  quota: QuotaCounts;
+  /** The batch's time as its rows store it, and when its remembered results expire: the same for every admission of the batch, so made once (a toISOString is about a microsecond). */
+  now: string;
+  expires: string;
+};
 
 
 /** The rows a batch writes, gathered while its admissions are decided. */
@@ -187,7 +192,13 @@ async function admitBatch(services: RelayServices, tx: Queryable, items: Admissi
     services.rateLimiter.drainRecorded();
     // Where the database keeps the rate windows, the limiter decides on what it holds.
     if (held.rate) for (const w of windows) services.rateLimiter.adopt(w.scope, held.rate.get(w.scope) ?? []);
-    const state: BatchState = { ...read, remembered: new Map(read.remembered), quota: { used: new Map(held.used), charges: new Map(), caps: new Map() } };
+    const state: BatchState = {
+      ...read,
+      remembered: new Map(read.remembered),
+      quota: { used: new Map(held.used), charges: new Map(), caps: new Map() },
+      now: new Date(nowMs).toISOString(),
+      expires: rememberedUntil(nowMs, services.config.limits.idempotencyRetentionDays),
+    };
     const rows = new BatchRows();
     const decided = items.map((item): PromiseSettledResult<{ result: AdmissionResult; event?: number }> => {
       try {
@@ -259,7 +270,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
     .find((r) => r !== undefined);
   if (reason === undefined) chargeQuota(services.config.limits, state.quota, key, recipients.length, nowMs);
 
-  const now = new Date(nowMs).toISOString();
+  const { now } = state;
   const emailId = newId('em', nowMs);
   const outcome: AdmissionResult =
     reason === undefined
@@ -274,7 +285,7 @@ function decide(services: RelayServices, state: BatchState, rows: BatchRows, ite
     rows.events.push({ email: ref, event: { type: 'email.suppressed', occurredAt: now, data: { reason } } });
   }
   if (idempotency !== undefined && idempotencyKey !== undefined) {
-    const expires = rememberedUntil(nowMs, services.config.limits.idempotencyRetentionDays);
+    const { expires } = state;
     const remembered: Remembered = { body_hash: bodyHash, status_code: outcome.status, response_json: JSON.stringify(outcome.body) };
     rows.idempotency.push({ project_id: key.projectId, key: idempotencyKey, ...remembered, email_id: emailId, created_at: now, expires_at: expires });
     // A later request of this batch with the same key is a replay of this one.

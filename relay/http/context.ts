@@ -27,7 +27,8 @@ export interface RequestContext {
 // Stateless once a decode is complete (no `stream` option), so one serves every request.
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-export function createContext(req: IncomingMessage, url: URL, requestId: string): RequestContext {
+/** `url` is the request's URL, or a plain path (server.ts, requestTarget) whose URL is made when first asked for. */
+export function createContext(req: IncomingMessage, url: URL | string, requestId: string): RequestContext {
   return new Context(req, url, requestId);
 }
 
@@ -39,15 +40,28 @@ class Context implements RequestContext {
 
   constructor(
     readonly req: IncomingMessage,
-    readonly url: URL,
+    private target: URL | string,
     readonly requestId: string,
   ) {}
 
+  // Most requests (POST /v1/emails) never read their URL beyond the path the router matched.
+  get url(): URL {
+    if (typeof this.target === 'string') this.target = new URL(this.target, 'http://relay.invalid');
+    return this.target;
+  }
+
+  // From rawHeaders rather than headersDistinct, which node builds whole (every header, an array
+  // each) on first use: a name is matched as node matches it, whatever its case.
   singleHeader(name: string): string | undefined {
-    const values = this.req.headersDistinct[name];
-    if (!values) return undefined;
-    if (values.length > 1) throw new ApiError('invalid_request', `The ${name} header must not be repeated.`);
-    return values[0];
+    const raw = this.req.rawHeaders;
+    let value: string | undefined;
+    for (let i = 0; i < raw.length; i += 2) {
+      const header = raw[i]!;
+      if (header.length !== name.length || header.toLowerCase() !== name) continue;
+      if (value !== undefined) throw new ApiError('invalid_request', `The ${name} header must not be repeated.`);
+      value = raw[i + 1]!;
+    }
+    return value;
   }
 
   readBody(maxBytes: number): Promise<Buffer> {

@@ -1,7 +1,7 @@
 // Domains connected to projects, their DNS records and DKIM keys.
 import type { Domain } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
-import { inValues, type Read } from './rows.js';
+import { inTextPairs, inValues, type Read } from './rows.js';
 
 export interface DomainRow {
   id: string;
@@ -14,6 +14,14 @@ export interface DomainRow {
   created_at: string;
   verified_at: string | null;
   last_checked_at: string | null;
+}
+
+/** A verified domain's DKIM key as delivery signs with it (the private key sealed). */
+export interface DomainKeyRow {
+  project_id: string;
+  name: string;
+  dkim_selector: string;
+  dkim_private_key: string | null;
 }
 
 const COLUMNS = 'id, project_id, name, status, dkim_selector, dkim_public_key, records_json, created_at, verified_at, last_checked_at';
@@ -59,6 +67,17 @@ export async function recordDomainCheck(tx: Queryable, id: string, recordsJson: 
 export function verifiedDomainsOf(q: Pick<Reader, 'dialect'>, projectIds: readonly string[]): Read<{ project_id: string; name: string }> {
   const where = inValues(q, 'project_id', projectIds);
   return { sql: `SELECT project_id, name FROM domains WHERE ${where.sql} AND status = 'verified'`, params: where.params };
+}
+
+/** The verified ones of these (project, domain name) pairs, with their keys: by the unique (project_id, name) key. */
+export function signingKeysOf(q: Pick<Reader, 'dialect' | 'all'>, pairs: ReadonlyArray<readonly [string, string]>): Promise<DomainKeyRow[]> {
+  const distinct = [...new Map(pairs.map((p) => [JSON.stringify(p), p])).values()];
+  if (distinct.length === 0) return Promise.resolve([]);
+  const where = inTextPairs(q, ['project_id', 'name'], distinct);
+  return q.all<DomainKeyRow>(
+    `SELECT project_id, name, dkim_selector, dkim_private_key FROM domains WHERE ${where.sql} AND status = 'verified'`,
+    where.params,
+  );
 }
 
 /** The DNS records the relay gave every project that connected one of these domain names. */

@@ -73,3 +73,13 @@ test('messages are DKIM-signed with the key whose public half the domain publish
   assert.ok(verify('sha256', Buffer.from(data), publicKey, Buffer.from(tags.b as string, 'base64')), 'signature verifies');
   assert.ok((tags.h as string).toLowerCase().split(':').includes('from'), 'From is signed');
 });
+
+test('a sender whose domain is written in capitals is signed with that domain\'s key', async () => {
+  const signed = await t.send({ from: `Shop <Shop@${t.domain.toUpperCase()}>`, subject: 'capitals' });
+  assert.equal(signed.status, 202, signed.text);
+  await t.waitForFinal(signed.body.id);
+  const list = await t.admin('GET', `/admin/v1/messages?to=${encodeURIComponent(`user@${t.domain}`)}`);
+  const captured = list.body.messages.find((m: any) => m.subject === 'capitals');
+  const raw = (await t.admin('GET', `/admin/v1/messages/${captured.id}/raw`)).text;
+  assert.match(raw, new RegExp(`^DKIM-Signature:[^]*?\\bd=${t.domain.replace(/\./g, '\\.')};`, 'm'));
+});
