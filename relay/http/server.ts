@@ -68,8 +68,10 @@ function unmatched(match: Miss, method: string, pathname: string): ApiError {
 
 /** The request target as a URL, or undefined when it is not one (answered 400 invalid_request). */
 function requestUrl(req: http.IncomingMessage): URL | undefined {
+  const target = req.url ?? '/';
   try {
-    return new URL(req.url ?? '/', 'http://relay.invalid');
+    // An origin-form target is a path: "//x/v1/emails" is not the authority x and the path /v1/emails.
+    return target.startsWith('/') ? new URL(`http://relay.invalid${target}`) : new URL(target);
   } catch {
     return undefined;
   }
@@ -144,6 +146,8 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
       connectionsCheckingInterval: Math.round(Math.max(100, Math.min(5_000, config.limits.httpHeadersTimeoutMs / 3))),
       keepAliveTimeout: KEEP_ALIVE_HELD_MS,
       maxHeaderSize: 16 * 1024,
+      // node would answer a missing Host itself, with a bare 400: ours carries the error body.
+      requireHostHeader: false,
     },
     (req, res) => {
       const requestId = newId('req');
@@ -151,6 +155,9 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
       const method = req.method ?? 'GET';
       const target = requestTarget(req);
       if (!target) return send(res, requestId, errorReply(BAD_TARGET()));
+      if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+        return send(res, requestId, errorReply(new ApiError('invalid_request', 'An HTTP/1.1 request must carry a Host header.')));
+      }
       const { pathname } = target;
       const match = router.match(method, pathname);
       const ctx = createContext(req, target.url, requestId);
@@ -184,6 +191,9 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
         });
     },
   );
+  // An Expect other than 100-continue: node would answer a bare 417; the request is served as it
+  // would be without the header (RFC 9110 lets a server ignore an expectation it does not know).
+  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => server.emit('request', req, res));
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(router, log, req, socket, head));
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // Answer only where nothing was written yet: otherwise a response may be under way.

@@ -326,3 +326,55 @@ test('a slow client that never finishes its headers does not stop the relay serv
   assert.equal(res.status, 202);
   socket.destroy();
 });
+
+/** Writes one request on a socket of its own and reads the whole answer (the relay closes it). */
+function exchange(request: string): Promise<{ status: number; headers: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(new URL(t.directUrl).port), '127.0.0.1');
+    let text = '';
+    socket.setEncoding('latin1').on('data', (d) => (text += d));
+    socket.on('error', reject).on('close', () => {
+      const end = text.indexOf('\r\n\r\n');
+      let body = text.slice(end + 4);
+      if (/\r\ntransfer-encoding: chunked\r\n/i.test(text.slice(0, end))) body = body.replace(/^[0-9a-f]+\r\n/i, '').replace(/\r\n0\r\n\r\n$/, '');
+      resolve({ status: Number(text.slice(9, 12)), headers: text.slice(0, end), body });
+    });
+    socket.write(request); // not end(): a half-closed client may lose its answer
+  });
+}
+
+function assertErrorAnswer(answer: { status: number; headers: string; body: string }, status: number, code: string): void {
+  assert.equal(answer.status, status, answer.headers);
+  assert.match(answer.headers, /\r\nRequest-Id: req_\w+/i, answer.headers);
+  assert.equal(JSON.parse(answer.body).error.code, code, answer.body);
+}
+
+test('regression: an HTTP/1.1 request without Host is 400 invalid_request with the error body and a Request-Id (node answered a bare 400)', async () => {
+  assertErrorAnswer(await exchange(`GET /v1/emails HTTP/1.1\r\nAuthorization: Bearer ${t.apiKey}\r\nConnection: close\r\n\r\n`), 400, 'invalid_request');
+  assertErrorAnswer(await exchange('GET /admin/v1/workspaces HTTP/1.1\r\nConnection: close\r\n\r\n'), 400, 'invalid_request');
+  // HTTP/1.0 has no Host header to require.
+  const old = await exchange(`GET /v1/emails HTTP/1.0\r\nAuthorization: Bearer ${t.apiKey}\r\n\r\n`);
+  assert.equal(old.status, 200, old.headers);
+  assert.ok(Array.isArray(JSON.parse(old.body).emails));
+});
+
+test('regression: an Expect other than 100-continue is served as without it, never a bare 417', async () => {
+  assertErrorAnswer(await exchange('GET /v1/emails HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n'), 401, 'invalid_api_key');
+  const body = JSON.stringify(valid());
+  const sent = await exchange(
+    `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.apiKey}\r\nContent-Type: application/json\r\nExpect: something-else\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  assert.equal(sent.status, 202, sent.body);
+  assert.equal(JSON.parse(sent.body).status, 'queued');
+});
+
+test('regression: a target starting "//" is a path, not an authority: //x/v1/emails is an unknown route (it was served as /v1/emails)', async () => {
+  for (const target of ['//x/v1/emails', '//v1/emails']) {
+    const answer = await exchange(`GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.apiKey}\r\nConnection: close\r\n\r\n`);
+    assertErrorAnswer(answer, 404, 'not_found');
+    assert.match(JSON.parse(answer.body).error.message, new RegExp(`GET ${target}\\.`), answer.body);
+  }
+  // The absolute form names the path it carries (RFC 9112 section 3.2.2).
+  const absolute = await exchange(`GET http://relay.test/v1/emails HTTP/1.1\r\nHost: relay.test\r\nAuthorization: Bearer ${t.apiKey}\r\nConnection: close\r\n\r\n`);
+  assert.equal(absolute.status, 200, absolute.headers);
+});
