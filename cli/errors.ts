@@ -131,6 +131,8 @@ function isA(err: Error, cls: SdkErrorClasses[keyof SdkErrorClasses] | undefined
   return classNames(err).includes(name);
 }
 
+const NETWORK_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
 /** Turn anything thrown into a CliError. The exit-code policy lives here and nowhere else. */
 export function toCliError(err: unknown, sdk?: SdkErrorClasses): CliError {
   if (err instanceof CliError) return err;
@@ -178,6 +180,10 @@ export function toCliError(err: unknown, sdk?: SdkErrorClasses): CliError {
     }
     if (code === 'EADDRINUSE') {
       return new CliError('address_in_use', err.message, ExitCode.refused);
+    }
+    // A server that cannot be reached (the relay's PostgreSQL at start, for one): a network failure.
+    if (code !== undefined && NETWORK_ERRNO.has(code)) {
+      return new NetworkError('connection_error', `cannot reach the server: ${err.message}`, { cause: err });
     }
   }
 

@@ -57,6 +57,14 @@ describe('toCliError', () => {
       assert.equal(timeout.code, 'timeout');
     }
   });
+  test('regression: a server ravenctl cannot reach outside the SDK (relay start with an unreachable --database) exits 3, not 1 internal_error', () => {
+    for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT']) {
+      const err = toCliError(Object.assign(new Error(`connect ${code} 127.0.0.1:1`), { code }), sdk);
+      assert.equal(err.exitCode, ExitCode.network, code);
+      assert.equal(err.code, 'connection_error', code);
+      assert.match(err.message, new RegExp(code));
+    }
+  });
   test('a failed webhook verification exits 1 with its reason as the code', () => {
     for (const reason of ['missing_header', 'bad_format', 'bad_signature', 'timestamp_too_old', 'timestamp_too_new'] as const) {
       const cli = toCliError(new sdk.WebhookVerificationError(reason, 'no'), sdk);
