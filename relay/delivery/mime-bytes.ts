@@ -43,6 +43,19 @@ function quotedPrintable(bytes: Buffer): string {
   return first.slice(0, kept) + qp.wrap(first.slice(kept) + qp.encode(bytes.subarray(end)), 76);
 }
 
+/**
+ * A node's content in its transfer encoding, as the node's stream encoder writes it; undefined
+ * when only the stream can (quoted-printable over one encoder slice, or outside text/*, where the
+ * stream encoder treats a lone CR or LF as data).
+ */
+export function encodedContent(content: string | Buffer, encoding: string | false, contentType: string): Buffer | undefined {
+  const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+  if (encoding === 'base64') return Buffer.from(base64.wrap(base64.encode(bytes), 76), 'latin1');
+  if (encoding !== 'quoted-printable') return bytes;
+  if (bytes.length > QP_SLICE || !/^text\//i.test(contentType)) return undefined;
+  return Buffer.from(quotedPrintable(bytes), 'latin1');
+}
+
 /** One node and its children, as MimeNode.stream() writes them; false when it cannot. */
 function writeNode(node: Node, out: Buffer[]): boolean {
   if (node._raw) return false;
@@ -51,13 +64,9 @@ function writeNode(node: Node, out: Buffer[]): boolean {
   const content = node.content;
   if (content) {
     if (typeof content !== 'string' && !Buffer.isBuffer(content)) return false;
-    const bytes = typeof content === 'string' ? Buffer.from(content) : content;
-    if (encoding === 'base64') out.push(Buffer.from(base64.wrap(base64.encode(bytes), 76), 'latin1'));
-    else if (encoding === 'quoted-printable') {
-      // Outside text/* the stream encoder treats a lone CR or LF as data: left to it.
-      if (bytes.length > QP_SLICE || !/^text\//i.test(node.contentType ?? '')) return false;
-      out.push(Buffer.from(quotedPrintable(bytes), 'latin1'));
-    } else out.push(bytes);
+    const encoded = encodedContent(content, encoding, node.contentType ?? '');
+    if (!encoded) return false;
+    out.push(encoded);
   }
   if (node.multipart) {
     for (const [i, child] of node.childNodes.entries()) {
@@ -92,8 +101,15 @@ export function mimeBytes(root: MimeNode): Buffer | undefined {
   if (node._transforms?.length || node._processFuncs?.length) return undefined;
   const out: Buffer[] = [];
   if (!writeNode(node, out)) return undefined;
+  return streamEnd(out);
+}
+
+/**
+ * The parts of a message as its stream writes them, through the stages that end build()'s
+ * pipeline: nodemailer's LastNewline (the message ends with a line break), then CRLF line endings.
+ */
+export function streamEnd(out: Buffer[]): Buffer {
   const written = Buffer.concat(out);
-  // nodemailer's LastNewline stage: the message ends with a line break.
   const lastByte = written[written.length - 1];
   const ending = lastByte === 0x0a ? [] : lastByte === 0x0d ? [Buffer.from('\n')] : [CRLF];
   return windowsLineEndings(ending.length > 0 ? Buffer.concat([written, ...ending]) : written);

@@ -6,6 +6,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import { parseMailbox, senderDomain } from '../mail/mailbox.js';
 import { mimeBytes } from './mime-bytes.js';
+import { plainMessage } from './mime-plain.js';
 import { envelopeSender } from '../mail/verp.js';
 import type { EmailForMime } from '../storage/dispatch.js';
 import type { OutboundMessage } from './provider.js';
@@ -119,7 +120,7 @@ export async function buildOutboundMessage(email: EmailForMime, recipients: Outb
     if (prepared) ownLines.push(`${name}: ${prepared}\r\n`);
     else composed[name] = list;
   }
-  const composer = new MailComposer({
+  const fields = {
     from: composed.From?.[0],
     to: composed.To,
     cc: composed.Cc,
@@ -130,10 +131,12 @@ export async function buildOutboundMessage(email: EmailForMime, recipients: Outb
     headers,
     text: email.text_body || undefined,
     html: email.html_body || undefined,
-    // CRLF on the wire whatever the platform.
-    newline: 'windows',
-  });
-  const tree = composer.compile();
+  };
+  // The common email is written directly (mime-plain.ts); the rest is composed by MailComposer.
+  const direct = ownLines.length === 0 ? plainMessage(fields) : undefined;
+  if (direct) return outbound(email, domain, messageId, recipients, direct);
+  // CRLF on the wire whatever the platform.
+  const tree = new MailComposer({ ...fields, newline: 'windows' }).compile();
   const raw = Buffer.concat([Buffer.from(ownLines.join('')), mimeBytes(tree) ?? (await tree.build())]);
   return outbound(email, domain, messageId, recipients, raw);
 }

@@ -2,7 +2,10 @@
 // 101 answer carries the request's Request-Id as every answer does (CONTRACT section 1); and the
 // heartbeat they keep: a ping per interval to every tracked socket; one that sent no pong since
 // the previous ping is gone, and is terminated rather than left holding a connection.
+import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
+import { ApiError } from '../errors.js';
+import { refuseOnSocket } from './error-reply.js';
 import type { UpgradeRequest } from './router.js';
 
 /** wss.handleUpgrade, with the request's Request-Id among the 101's headers. */
@@ -11,11 +14,18 @@ export function acceptUpgrade(wss: WebSocketServer, upgrade: Pick<UpgradeRequest
   const addId = (headers: string[], req: unknown) => {
     if (req === upgrade.req) headers.push(`Request-Id: ${upgrade.requestId}`);
   };
+  // A handshake ws cannot accept (no Sec-WebSocket-Key, an Upgrade other than websocket...): ws
+  // would write a bare text 400; it is answered in the contract's error shape instead.
+  const refuse = (error: Error, socket: Duplex, req: unknown) => {
+    if (req === upgrade.req) refuseOnSocket(socket, upgrade.requestId, new ApiError('invalid_request', `The WebSocket handshake is not valid: ${error.message}.`));
+  };
   wss.on('headers', addId);
+  wss.on('wsClientError', refuse);
   try {
     wss.handleUpgrade(upgrade.req, upgrade.socket, upgrade.head, onOpen);
   } finally {
     wss.off('headers', addId);
+    wss.off('wsClientError', refuse);
   }
 }
 

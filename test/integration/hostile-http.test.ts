@@ -378,3 +378,15 @@ test('regression: a target starting "//" is a path, not an authority: //x/v1/ema
   const absolute = await exchange(`GET http://relay.test/v1/emails HTTP/1.1\r\nHost: relay.test\r\nAuthorization: Bearer ${t.apiKey}\r\nConnection: close\r\n\r\n`);
   assert.equal(absolute.status, 200, absolute.headers);
 });
+
+test('regression: a WebSocket handshake ws cannot accept (no Sec-WebSocket-Key, a bad version, an Upgrade other than websocket) is 400 invalid_request with the error body and a Request-Id (ws wrote a bare text 400)', async () => {
+  const handshake = (headers: string) => `GET /v1/listen HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nAuthorization: Bearer ${t.apiKey}\r\n${headers}\r\n`;
+  for (const headers of [
+    'Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n',
+    'Upgrade: websocket\r\nSec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n',
+    'Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 99\r\n',
+    'Upgrade: h2c\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n',
+  ]) {
+    assertErrorAnswer(await exchange(handshake(headers)), 400, 'invalid_request');
+  }
+});

@@ -1,5 +1,6 @@
 // The delivery's message bytes without nodemailer's streams (issue 24): a composed tree written
-// out in one pass (relay/delivery/mime-bytes.ts) and the DKIM signature computed in one pass
+// out in one pass (relay/delivery/mime-bytes.ts), the common email written without MailComposer
+// (relay/delivery/mime-plain.ts) and the DKIM signature computed in one pass
 // (relay/delivery/dkim-sign.ts) give exactly what nodemailer's streaming build() and DKIM signer
 // give, for every shape of message the relay composes or is submitted.
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import DKIM from 'nodemailer/lib/dkim';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { signMessage } from '../../relay/delivery/dkim-sign.js';
 import { mimeBytes } from '../../relay/delivery/mime-bytes.js';
+import { plainMessage, type PlainFields, type PlainMailbox } from '../../relay/delivery/mime-plain.js';
 
 const long = 'A line longer than seventy-six characters, which 7bit may not carry as it is, so it is encoded. '.repeat(3);
 const texts: Array<string | undefined> = [
@@ -43,6 +45,44 @@ function composer(i: number, text: string | undefined, html: string | undefined)
   });
 }
 
+// Pools the written-directly cases are drawn from: what the relay composes most, and what lies
+// just inside and just outside the direct path's scope (which MailComposer must then compose).
+const names = ['', 'Bench', 'Bench Sender', 'snake_case 42', 'J. Doe', "O'Brien, Pat", 'say "hi"', 'back\\slash', 'Ünïcode Name',
+  '日本語の名前', 'Grüße aus Köln Grüße aus Köln Grüße aus Köln Grüße aus Köln', 'x'.repeat(90), 'tab\there', 'ctrl\u0001char', ' padded '];
+const addresses = ['user1@example.test', 'First.Last+tag@sub.example.test', 'a_b-c@ex-ample.test', 'x@xn--jgeva-dua.ee',
+  'UPPER@example.test', 'user@Example.Test', 'user@jõgeva.ee', 'üser@example.test', 'a..b@example.test', '"quoted local"@example.test'];
+const subjects = ['', '   ', 'Your receipt #1', 'Grüße aus Köln', 'Ελληνικά και 日本語 '.repeat(6), `long ${'subject words '.repeat(12)}`,
+  `unbroken${'x'.repeat(120)}`, '=?utf-8?b?SGk=?= looks encoded', 'tab\there', 'ctrl\u0001char\u007f', 'line\nbreak', 'CR\rand CRLF\r\nmix',
+  'quote " and (comment) <angle>', 'mixed ascii with one é in a long enough subject line to fold somewhere past here'];
+const bodies = [...texts.filter((t): t is string => t !== undefined), '<p>Hello <b>there</b></p>', `<p>${long}</p>\n<p>Grüße</p>`,
+  'x'.repeat(76), 'x'.repeat(77), `${'y'.repeat(76)}\r\n${'z'.repeat(76)}`, 'mixed\r\nCRLF\nLF\rCR\n\rLFCR', '   ', '\t', 'ctrl\u0001 in body',
+  'line\n'.repeat(3000), 'a '.repeat(40000), '€'.repeat(500)];
+
+function rng(seed: number) {
+  return () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+}
+
+function directCase(random: () => number, i: number): PlainFields {
+  const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)]!;
+  // Mostly in scope (ASCII addresses), sometimes not.
+  const mailbox = (): PlainMailbox => ({ name: pick(names), address: random() < 0.85 ? pick(addresses.slice(0, 4)) : pick(addresses) });
+  const list = (max: number) => Array.from({ length: 1 + Math.floor(random() * max) }, mailbox);
+  const body = pick(bodies);
+  const which = random();
+  return {
+    from: mailbox(),
+    to: random() < 0.1 ? list(40) : list(3),
+    cc: random() < 0.3 ? list(3) : undefined,
+    replyTo: random() < 0.3 ? mailbox() : undefined,
+    subject: pick(subjects),
+    date: new Date(Date.UTC(2026, Math.floor(random() * 12), 1 + Math.floor(random() * 28), Math.floor(random() * 24), Math.floor(random() * 60), i % 60)),
+    messageId: `<em_${i.toString(36)}abcdefghij@example.test>`,
+    headers: random() < 0.1 ? { 'X-Custom': `value ${i}` } : {},
+    text: which < 0.45 ? body : which < 0.55 ? pick(bodies) : undefined,
+    html: which >= 0.45 ? body : undefined,
+  };
+}
+
 async function nodemailerSigned(raw: Buffer, key: ReturnType<typeof generateKeyPairSync>['privateKey']): Promise<Buffer> {
   const signer = new DKIM({ domainName: 'example.test', keySelector: 'raven', privateKey: key as unknown as string });
   const chunks: Buffer[] = [];
@@ -69,6 +109,33 @@ describe('outbound message bytes', () => {
   test('what one pass does not cover is left to the streaming build', async () => {
     const tree = new MailComposer({ from: 'a@example.test', to: 'b@example.test', raw: 'Subject: x\r\n\r\nraw\r\n' }).compile();
     assert.equal(mimeBytes(tree), undefined);
+  });
+
+  test('the common email written directly is what MailComposer and its streaming build give', async () => {
+    const random = rng(24);
+    // The relay's most common email (the bench's receipt), then hand-written edges, then generated ones.
+    const cases: PlainFields[] = [
+      { from: { name: 'Bench', address: 'sender@example.test' }, to: [{ name: '', address: 'user1@example.test' }], subject: 'Your receipt #1',
+        date: new Date(Date.UTC(2026, 10, 28, 8, 5, 9)), messageId: '<em_01abc@example.test>', headers: {}, text: 'Thanks for your order. '.repeat(38) },
+      ...bodies.flatMap((body, i) => [
+        { subject: subjects[i % subjects.length]!, date: new Date(Date.UTC(2026, 0, 1 + i)), messageId: `<em_t${i}@example.test>`, headers: {}, text: body,
+          from: { name: names[i % names.length]!, address: 'sender@example.test' }, to: [{ name: '', address: addresses[i % 4]! }] },
+        { subject: subjects[(i + 3) % subjects.length]!, date: new Date(Date.UTC(2026, 5, 9, 9, 9, 9)), messageId: `<em_h${i}@example.test>`, headers: {}, html: body,
+          from: { name: '', address: 'sender@example.test' }, to: [{ name: names[(i + 5) % names.length]!, address: 'user1@example.test' }],
+          cc: [{ name: 'C C', address: 'cc@example.test' }], replyTo: { name: names[(i + 7) % names.length]!, address: 'reply@example.test' } },
+      ]),
+      ...Array.from({ length: 600 }, (_, i) => directCase(random, i)),
+    ];
+    let written = 0;
+    for (const [i, fields] of cases.entries()) {
+      const direct = plainMessage(structuredClone(fields));
+      if (!direct) continue;
+      written++;
+      const composed = await new MailComposer({ ...structuredClone(fields), newline: 'windows' }).compile().build();
+      assert.equal(direct.toString('latin1'), composed.toString('latin1'), `case ${i}: ${JSON.stringify(fields).slice(0, 300)}`);
+    }
+    assert.ok(plainMessage(cases[0]!), "the bench's receipt is written directly");
+    assert.ok(written >= 300 && written < cases.length, `written directly: ${written} of ${cases.length}`);
   });
 
   test("the DKIM signature computed in one pass is nodemailer's signer's, byte for byte", async () => {
