@@ -1,16 +1,18 @@
-// `npm test`: the whole suite on SQLite, then the relay's integration and end-to-end suites again
-// on PostgreSQL with the multi-relay tests (the backend matrix, CONTRACT section 6). One
-// PostgreSQL server serves the PostgreSQL run (each test relay gets a database of its own): the
-// one RAVEN_TEST_DATABASE_URL names, or else one started here in a temporary directory and
-// stopped at the end.
+// `npm test`: the whole suite on SQLite, and the relay's integration and end-to-end suites again
+// on PostgreSQL with the multi-relay tests (the backend matrix, CONTRACT section 6). One pool runs
+// them all, FILES_AT_ONCE test files at a time, each file in a node process of its own with its
+// backend in its environment. One PostgreSQL server serves the PostgreSQL runs (each test relay
+// gets a database of its own): the one RAVEN_TEST_DATABASE_URL names, or else one started here in
+// a temporary directory and stopped at the end.
 //
 //   npm test                          both backends
 //   npm test -- --backend postgres    one backend (sqlite | postgres)
 //   npm test -- test/x.test.ts ...    these files only, on the backends selected
 //
-// The live output is node:test's TAP; the last lines are one summary over every run: the slowest
-// files, the plain `tests: N passed, N failed` line (what CI reads), then each failing test with
-// its backend and file. Any failure exits 1.
+// The output is node:test's TAP of each file, printed whole when the file ends under a line naming
+// it, its backend and its time; the last lines are one summary over every run: the slowest files,
+// the plain `tests: N passed, N failed` line (what CI reads), then each failing test with its
+// backend and file. Any failure exits 1.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,13 +25,6 @@ import { startPostgresServer, type PostgresServer } from './helpers/postgres-ser
 interface SummaryLine {
   result: 'passed' | 'failed' | 'skipped';
   name: string;
-  file?: string;
-}
-
-/** What it writes last for each test file: the time of its tests. */
-interface FileTime {
-  file: string;
-  ms: number;
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -57,16 +52,26 @@ const SQLITE_ONLY = new Set([
   'test/e2e/cli-webhooks.test.ts',
 ]);
 
-// node:test starts the files in the order given, FILES_AT_ONCE at a time: the folders whose files run
+// The pool starts the files in the order given, FILES_AT_ONCE at a time: the folders whose files run
 // browsers or several relays (the longest, up to a minute each) go first, so none of them is left
-// running alone at the end with the other slot idle.
+// running alone at the end with the other slots idle; and the two backends' lists alternate, so the
+// browsers (busy on the CPU) run beside PostgreSQL's multi-relay files (waiting out leases and
+// restarts), and no backend's last files run alone before the other's first.
 const SUITES = {
   sqlite: [...files('browser'), ...files('e2e'), ...files('integration'), ...files('unit')],
   postgres: [...files('postgres'), ...files('e2e'), ...files('integration')].filter((f) => !SQLITE_ONLY.has(f)),
 };
+type Backend = keyof typeof SUITES;
+
+/** The lists' items in turn: a, b, a, b... then the rest of the longer. */
+function alternate<T>(lists: T[][]): T[] {
+  const out: T[] = [];
+  for (let i = 0; lists.some((l) => i < l.length); i++) for (const l of lists) if (i < l.length) out.push(l[i]!);
+  return out;
+}
 
 function parseArgs(argv: string[]) {
-  let backends: Array<keyof typeof SUITES> = ['sqlite', 'postgres'];
+  let backends: Backend[] = ['sqlite', 'postgres'];
   const only: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--backend') {
@@ -93,31 +98,66 @@ function developerFree(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 // servers (the integration folder on SQLite: 179 s at 170 % of 2 cores; with three, 165 s at 191 %).
 const FILES_AT_ONCE = 3;
 
-/** Runs the files under node:test; answers its exit code and what the summary reporter wrote. */
-function runNodeTest(testFiles: string[], env: NodeJS.ProcessEnv, reportFile: string): Promise<{ code: number; lines: SummaryLine[]; times: FileTime[] }> {
+/** One test file on one backend. */
+interface Job {
+  backend: Backend;
+  file: string;
+}
+
+/** What a file's run left: its exit code, what the summary reporter wrote, its time. */
+interface Outcome {
+  code: number;
+  lines: SummaryLine[];
+  ms: number;
+}
+
+/**
+ * Runs one test file in a node process of its own (as `node --test` would, without a parent
+ * process per file), its TAP collected and printed whole when it ends, so the files running at
+ * once do not interleave their lines.
+ */
+function runFile(job: Job, env: NodeJS.ProcessEnv, reportFile: string): Promise<Outcome> {
   const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=./test/helpers/summary-reporter.mjs', `--test-reporter-destination=${reportFile}`];
+  const started = Date.now();
   return new Promise((resolve) => {
     // temp-guard: each test file gets a temp folder of its own and fails when it leaves anything there.
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', './test/helpers/temp-guard.ts', '--test', `--test-concurrency=${FILES_AT_ONCE}`, ...reporters, ...testFiles], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', './test/helpers/temp-guard.ts', ...reporters, job.file], {
       cwd: root,
-      env,
-      stdio: 'inherit',
+      env: { ...env, RAVEN_TEST_BACKEND: job.backend, RAVEN_TEST_TEMP_GUARD: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.once('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), ...readReport(reportFile) }));
+    const output: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    child.once('close', (code, signal) => {
+      const ms = Date.now() - started;
+      process.stdout.write(`\n# ${job.file} on ${job.backend}: ${(ms / 1000).toFixed(1)} s, exit ${code ?? signal}\n`);
+      process.stdout.write(Buffer.concat(output));
+      resolve({ code: code ?? 1, lines: readReport(reportFile), ms });
+    });
   });
 }
 
-function readReport(file: string): { lines: SummaryLine[]; times: FileTime[] } {
-  let parsed: Array<SummaryLine | FileTime> = [];
+function readReport(file: string): SummaryLine[] {
   try {
-    parsed = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as SummaryLine | FileTime);
+    return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as SummaryLine);
   } catch {
-    // no report: the run crashed before its reporter wrote anything
+    return []; // no report: the process crashed before its reporter wrote anything
   }
-  return {
-    lines: parsed.filter((l): l is SummaryLine => 'result' in l),
-    times: parsed.filter((l): l is FileTime => 'ms' in l),
+}
+
+/** Runs the jobs, `width` at a time, in their order; answers their outcomes in the same order. */
+async function pool(jobs: Job[], width: number, run: (job: Job, index: number) => Promise<Outcome>): Promise<Outcome[]> {
+  const outcomes: Outcome[] = new Array(jobs.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < jobs.length) {
+      const index = next++;
+      outcomes[index] = await run(jobs[index]!, index);
+    }
   };
+  await Promise.all(Array.from({ length: Math.min(width, jobs.length) }, lane));
+  return outcomes;
 }
 
 interface Failure {
@@ -127,15 +167,12 @@ interface Failure {
 
 const SLOWEST_SHOWN = 8;
 
-/** A test file's path from the repository's root (the reporter gives a path or a file: URL). */
-const relativeFile = (file: string) => path.relative(root, file.startsWith('file:') ? fileURLToPath(file) : file);
-
 /** The summary over every run, last: the slowest files, the plain count line CI reads, then what failed where. */
-function printSummary(counts: Record<SummaryLine['result'], number>, failures: Failure[], times: Array<FileTime & { backend: string }>): void {
+function printSummary(counts: Record<SummaryLine['result'], number>, failures: Failure[], times: Array<Job & { ms: number }>): void {
   const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
   const slowest = [...times].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN);
   const lines = ['', 'slowest test files:'];
-  for (const t of slowest) lines.push(`  ${(t.ms / 1000).toFixed(1).padStart(6)} s  ${t.backend.padEnd(8)} ${relativeFile(t.file)}`);
+  for (const t of slowest) lines.push(`  ${(t.ms / 1000).toFixed(1).padStart(6)} s  ${t.backend.padEnd(8)} ${t.file}`);
   lines.push('', `tests: ${counts.passed} passed, ${failures.length} failed${skipped}`);
   for (const f of failures) lines.push(`  FAILED on ${f.backend}: ${f.what}`);
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -147,37 +184,40 @@ async function main(): Promise<number> {
   const reports = mkdtempSync(path.join(tmpdir(), 'raven-test-report-'));
   const counts = { passed: 0, failed: 0, skipped: 0 };
   const failures: Failure[] = [];
-  const times: Array<FileTime & { backend: string }> = [];
+  const times: Array<Job & { ms: number }> = [];
   try {
     // The sources the tests' ravenctl and relay processes run, transpiled once for this run.
     const childBuild = path.join(reports, 'children');
     await buildChildTree(root, childBuild);
+    const env: NodeJS.ProcessEnv = { ...developerFree(process.env), RAVEN_TEST_CHILD_BUILD: childBuild };
+    const lists: Job[][] = [];
     for (const backend of backends) {
       const selected = only.length > 0 ? SUITES[backend].filter((f) => only.includes(f)) : SUITES[backend];
       if (selected.length === 0) continue;
-      const env: NodeJS.ProcessEnv = { ...developerFree(process.env), RAVEN_TEST_BACKEND: backend, RAVEN_TEST_CHILD_BUILD: childBuild };
-      try {
-        if (backend === 'postgres' && !env.RAVEN_TEST_DATABASE_URL) {
-          server ??= await startPostgresServer();
+      if (backend === 'postgres' && !env.RAVEN_TEST_DATABASE_URL) {
+        try {
+          server = await startPostgresServer();
           env.RAVEN_TEST_DATABASE_URL = server.url;
+        } catch (error) {
+          failures.push({ backend, what: `PostgreSQL did not start: ${(error as Error).message}` });
+          continue;
         }
-      } catch (error) {
-        failures.push({ backend, what: `PostgreSQL did not start: ${(error as Error).message}` });
-        continue;
       }
-      process.stderr.write(`\n== ${selected.length} test files on ${backend} ==\n`);
-      const { code, lines, times: fileTimes } = await runNodeTest(selected, env, path.join(reports, `${backend}.jsonl`));
-      times.push(...fileTimes.map((t) => ({ ...t, backend })));
+      lists.push(selected.map((file) => ({ backend, file })));
+    }
+    const jobs = alternate(lists);
+    process.stderr.write(`\n== ${lists.map((l) => `${l.length} test files on ${l[0]!.backend}`).join(', ')}, ${FILES_AT_ONCE} at a time ==\n`);
+    const outcomes = await pool(jobs, FILES_AT_ONCE, (job, index) => runFile(job, env, path.join(reports, `${index}.jsonl`)));
+    outcomes.forEach(({ code, lines, ms }, index) => {
+      const job = jobs[index]!;
+      times.push({ ...job, ms });
       for (const line of lines) {
         counts[line.result]++;
-        if (line.result === 'failed') {
-          const file = line.file ? `${relativeFile(line.file)}: ` : '';
-          failures.push({ backend, what: `${file}${line.name}` });
-        }
+        if (line.result === 'failed') failures.push({ backend: job.backend, what: `${job.file}: ${line.name}` });
       }
-      // A run can fail with no failing test to name (a crash, a file that left temp files behind).
-      if (code !== 0 && !lines.some((l) => l.result === 'failed')) failures.push({ backend, what: `node --test exited ${code}; see the output above` });
-    }
+      // A file can fail with no failing test to name (a crash, temp files left behind).
+      if (code !== 0 && !lines.some((l) => l.result === 'failed')) failures.push({ backend: job.backend, what: `${job.file}: exited ${code}; see its output above` });
+    });
   } finally {
     await server?.stop();
     rmSync(reports, { recursive: true, force: true });

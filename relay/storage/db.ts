@@ -114,6 +114,17 @@ function open(file: string): Promise<sqlite3.Database> {
   });
 }
 
+/**
+ * Rejects with a cached statement's error once the statement is reset. SQLite leaves a statement
+ * stopped by SQLITE_BUSY resumable, still counted as running: until something resets it (node's
+ * sqlite3 does only when the same SQL runs again), every SAVEPOINT on its connection fails ("cannot
+ * open savepoint - SQL statements in progress"), so a capture refused while another process held
+ * the write lock went on refusing every write long after the lock was gone.
+ */
+function resetThenReject(stmt: sqlite3.Statement, err: Error, reject: (reason: unknown) => void): void {
+  stmt.reset(() => reject(err));
+}
+
 /** A connection wrapped in promises, with a cache of prepared statements. */
 class Connection implements Queryable {
   readonly dialect = 'sqlite';
@@ -136,9 +147,10 @@ class Connection implements Queryable {
   }
 
   run(sql: string, params: Params = []): Promise<RunResult> {
+    const stmt = this.statement(sql);
     return new Promise((resolve, reject) => {
-      this.statement(sql).run(params, function (this: sqlite3.RunResult, err: Error | null) {
-        if (err) reject(err);
+      stmt.run(params, function (this: sqlite3.RunResult, err: Error | null) {
+        if (err) resetThenReject(stmt, err, reject);
         else resolve({ changes: this.changes, lastID: this.lastID });
       });
     });
@@ -150,8 +162,9 @@ class Connection implements Queryable {
   }
 
   all<T>(sql: string, params: Params = []): Promise<T[]> {
+    const stmt = this.statement(sql);
     return new Promise((resolve, reject) => {
-      this.statement(sql).all(params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows)));
+      stmt.all(params, (err: Error | null, rows: T[]) => (err ? resetThenReject(stmt, err, reject) : resolve(rows)));
     });
   }
 

@@ -1,12 +1,13 @@
-// Loaded into every test process by `npm test` (--import): gives each test file a temp folder of
-// its own and fails the file when anything is left in it at exit. Child processes inherit the
-// folder through TMPDIR, which os.tmpdir() reads on every call.
+// Loaded into every test file's process by `npm test` (--import, with RAVEN_TEST_TEMP_GUARD=1):
+// gives the file a temp folder of its own and fails it when anything is left in it at exit. Child
+// processes inherit the folder through TMPDIR, which os.tmpdir() reads on every call.
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 
-// Only in the per-file processes the runner starts (it sets NODE_TEST_CONTEXT), not in the runner.
-if (process.env.NODE_TEST_CONTEXT) {
+// Only in the test file's own process: the processes it starts inherit its environment, not the role.
+if (process.env.RAVEN_TEST_TEMP_GUARD === '1') {
+  delete process.env.RAVEN_TEST_TEMP_GUARD;
   const shared = tmpdir();
   const own = mkdtempSync(path.join(shared, 'raven-test-'));
   // Traversable by other users (not listable): the PostgreSQL tests run their server as `postgres`

@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { openDatabase, type Db, type Queryable, type WriteBatch } from '../../relay/storage/db.js';
+import { openDatabase, StorageUnavailableError, type Db, type Queryable, type WriteBatch } from '../../relay/storage/db.js';
+import { openInspector } from '../helpers/sqlite-inspect.js';
 
 let dir: string;
 let db: Db;
@@ -111,6 +112,37 @@ test('a one-statement ahead batch alone commits by itself: a failing statement r
   const all = await logged();
   assert.deepEqual(all.slice(-4), ['alone-0', 'alone-1', 'alone-2', 'alone-3']);
   assert.ok(!all.includes('alone-4'), 'the failed statement left no row');
+});
+
+test('a one-statement batch refused by another process holding the write lock leaves the writer able to commit once the lock is gone', { timeout: 30_000 }, async () => {
+  // SQLite leaves a statement stopped by SQLITE_BUSY resumable, so still counted as writing: until
+  // reset, every SAVEPOINT of the connection failed with "cannot open savepoint - SQL statements
+  // in progress", and the relay refused all mail long after the lock was released (a capture
+  // refused during the lock, CI session 14).
+  // As the sink's captures: ahead, one statement, so alone it runs in autocommit (commitAlone).
+  const oneInsert: WriteBatch<string, string> = {
+    ahead: true,
+    oneStatement: () => true,
+    async run(tx: Queryable, items: string[]) {
+      await tx.run(`INSERT INTO log (what) VALUES ${items.map(() => '(?)').join(', ')}`, items);
+      return items.map((value) => ({ status: 'fulfilled' as const, value }));
+    },
+  };
+  const holder = await openInspector(path.join(dir, 'raven.sqlite'));
+  try {
+    await holder.exec('BEGIN EXCLUSIVE');
+    await assert.rejects(db.writeBatched(oneInsert, 'during-lock'), (error: unknown) => error instanceof StorageUnavailableError);
+    await holder.exec('ROLLBACK');
+  } finally {
+    await holder.close();
+  }
+  await db.write(async (tx) => {
+    await tx.run('INSERT INTO log (what) VALUES (?)', ['after-lock']);
+  });
+  assert.equal(await db.writeBatched(oneInsert, 'after-lock-alone'), 'after-lock-alone');
+  const all = await logged();
+  assert.deepEqual(all.slice(-2), ['after-lock', 'after-lock-alone']);
+  assert.ok(!all.includes('during-lock'), 'the refused statement left no row');
 });
 
 test('writes an admission was cut in front of once are not cut in front of again', async () => {

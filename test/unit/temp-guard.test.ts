@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 const guard = fileURLToPath(new URL('../helpers/temp-guard.ts', import.meta.url));
 const dir = mkdtempSync(path.join(tmpdir(), 'raven-guard-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-// Started as a fresh `node --test`, not as a file of this run (whose context variable would stop it).
-const { NODE_TEST_CONTEXT: _context, ...runnerEnv } = process.env;
+// Started as test/run.ts starts a test file: in a process of its own, the guard switched on.
+const fileEnv = { ...process.env, RAVEN_TEST_TEMP_GUARD: '1' };
 
 /** What the guard made in tmp (the nested runner's tsx cache aside). */
 const ownFolders = (tmp: string) => readdirSync(tmp).filter((name) => !name.startsWith('tsx-'));
@@ -22,7 +22,7 @@ function runTestFile(name: string, body: string): Promise<{ code: number; output
   writeFileSync(file, `import { test } from 'node:test';\nimport { mkdtempSync, rmSync } from 'node:fs';\nimport { tmpdir } from 'node:os';\nimport path from 'node:path';\n${body}\n`);
   const tmp = mkdtempSync(path.join(dir, 'tmp-'));
   return new Promise((resolve) =>
-    execFile(process.execPath, ['--import', 'tsx', '--import', guard, '--test', file], { env: { ...runnerEnv, TMPDIR: tmp } }, (error, stdout, stderr) =>
+    execFile(process.execPath, ['--import', 'tsx', '--import', guard, file], { env: { ...fileEnv, TMPDIR: tmp } }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code) : 0, output: stdout + stderr, tmp }),
     ),
   );
