@@ -27,13 +27,19 @@ export type SmtpTlsConfig = RelayConfig['smtpTls'];
 export type RelayFlags = SettingFlags;
 
 // The sink is our own listener on loopback: many sessions cost little and hide the commit latency
-// of each capture (under limits.smtpMaxClients). An upstream gets what a mail provider usually allows.
+// of each capture. An upstream gets what a mail provider usually allows.
 const SINK_CONCURRENCY = 64;
 const UPSTREAM_CONCURRENCY = 8;
 
-/** Concurrent dispatches: the configured number, else the provider's default. */
-export function deliveryConcurrency(delivery: DeliveryConfig): number {
-  return Math.max(1, delivery.concurrency ?? (delivery.provider === 'sink' ? SINK_CONCURRENCY : UPSTREAM_CONCURRENCY));
+/**
+ * Concurrent dispatches: the configured number, else the provider's default; into the sink never
+ * more than its client limit (limits.smtpMaxClients), which would refuse the sessions past it with
+ * 421 and leave their emails to a retry.
+ */
+export function deliveryConcurrency(config: Pick<RelayConfig, 'delivery' | 'limits'>): number {
+  const { delivery } = config;
+  if (delivery.provider !== 'sink') return Math.max(1, delivery.concurrency ?? UPSTREAM_CONCURRENCY);
+  return Math.max(1, Math.min(delivery.concurrency ?? SINK_CONCURRENCY, config.limits.smtpMaxClients));
 }
 
 const ROWS: readonly Setting[] = SETTINGS;

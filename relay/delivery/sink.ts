@@ -9,7 +9,7 @@ import { createSmtpProvider } from './smtp-client.js';
 export function createSinkProvider(target: { host: string; port: number }, services: RelayServices): DeliveryProvider {
   return createSmtpProvider(
     'sink',
-    { host: target.host, port: target.port, ignoreTLS: true, simulatedUnknownApart: true, maxIdle: deliveryConcurrency(services.config.delivery) },
+    { host: target.host, port: target.port, ignoreTLS: true, simulatedUnknownApart: true, maxIdle: deliveryConcurrency(services.config) },
     services.log,
   );
 }

@@ -408,7 +408,7 @@ class DeliveryWorker implements Worker {
     private readonly provider: DeliveryProvider,
   ) {
     const { clock } = services;
-    this.concurrency = deliveryConcurrency(services.config.delivery);
+    this.concurrency = deliveryConcurrency(services.config);
     this.limits = new ProviderLimits(services.config.delivery, 0, clock.nowMs());
     this.dispatcher = {
       services,
