@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, DEFAULT_POOL_SIZE, resolveConfig } from '../../relay/config.js';
+import { ConfigError, DEFAULT_POOL_SIZE, deliveryConcurrency, resolveConfig } from '../../relay/config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const example = (name: string) => path.join(root, 'examples', name);
@@ -113,6 +113,19 @@ test('delivery.smtp.pool takes true (the default pool), false (one connection) o
   for (const bad of [0, 2.5, -1, 'yes', null]) assert.throws(() => pool(bad), ConfigError, `pool ${JSON.stringify(bad)} is refused`);
   assert.throws(() => pool('yes'), /"delivery\.smtp\.pool" must be true, false or a number/);
   assert.throws(() => pool(0), /delivery\.smtp\.pool must be true, false or a whole number of connections/);
+});
+
+test('delivery concurrency: 64 into the sink and 8 to an upstream by default; into the sink never above the sink client limit', () => {
+  const concurrency = (file: unknown) => deliveryConcurrency(resolveConfig({ config: configFile(file) }, {}));
+  assert.equal(concurrency({}), 64);
+  assert.equal(concurrency({ delivery: { provider: 'smtp', smtp: { host: 'smtp.example', port: 587 } } }), 8);
+  assert.equal(concurrency({ delivery: { concurrency: 16 } }), 16);
+  // Past limits.smtpMaxClients the sink refused the sessions over it with 421 (the e2e bench at 128).
+  assert.equal(concurrency({ delivery: { concurrency: 128 } }), 100);
+  assert.equal(concurrency({ delivery: { concurrency: 12 }, limits: { smtpMaxClients: 3 } }), 3);
+  assert.equal(concurrency({ limits: { smtpMaxClients: 10 } }), 10);
+  // An upstream's own limits are its business: the sink's listener does not bound it.
+  assert.equal(concurrency({ delivery: { provider: 'smtp', smtp: { host: 'smtp.example', port: 587 }, concurrency: 40 }, limits: { smtpMaxClients: 3 } }), 40);
 });
 
 test('examples/raven.json with examples/raven.env loads as a production relay', () => {
