@@ -2,7 +2,7 @@
 // to the project (the private key is stored sealed and opened only here, never logged). The
 // message is composed and signed on a worker thread (relay/threads/), inline if none can.
 import type { RelayServices } from '../services.js';
-import type { DomainKeyRow } from '../storage/dispatch.js';
+import type { DomainKeyRow } from '../storage/domains.js';
 import { asBuffer } from '../threads/pool.js';
 import { offload } from '../threads/work.js';
 import type { OutboundJob } from './outbound.js';

@@ -67,8 +67,7 @@ function unmatched(match: Miss, method: string, pathname: string): ApiError {
 }
 
 /** The request target as a URL, or undefined when it is not one (answered 400 invalid_request). */
-function requestUrl(req: http.IncomingMessage): URL | undefined {
-  const target = req.url ?? '/';
+function requestUrl(target: string): URL | undefined {
   try {
     // An origin-form target is a path: "//x/v1/emails" is not the authority x and the path /v1/emails.
     return target.startsWith('/') ? new URL(`http://relay.invalid${target}`) : new URL(target);
@@ -86,7 +85,7 @@ const PLAIN_PATH = /^(?:\/[A-Za-z0-9_-]+)+$/;
 function requestTarget(req: http.IncomingMessage): { pathname: string; url: URL | string } | undefined {
   const target = req.url ?? '/';
   if (PLAIN_PATH.test(target)) return { pathname: target, url: target };
-  const url = requestUrl(req);
+  const url = requestUrl(target);
   return url && { pathname: url.pathname, url };
 }
 
@@ -120,7 +119,7 @@ function onUpgrade(router: Router, log: Logger, req: http.IncomingMessage, socke
   socket.on('error', () => socket.destroy());
   const requestId = newId('req');
   const method = req.method ?? 'GET';
-  const url = requestUrl(req);
+  const url = requestUrl(req.url ?? '/');
   if (!url) return refuseOnSocket(socket, requestId, BAD_TARGET());
   const match = router.matchUpgrade(method, url.pathname);
   const upgraded =

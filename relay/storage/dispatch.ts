@@ -5,8 +5,6 @@ import { senderDomain } from '../mail/mailbox.js';
 import type { Reader } from './db.js';
 import { signingKeysOf, type DomainKeyRow } from './domains.js';
 
-export type { DomainKeyRow } from './domains.js';
-
 /** The columns of an `emails` row the message is built from. */
 export interface EmailForMime {
   id: string;

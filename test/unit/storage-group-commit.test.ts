@@ -43,6 +43,19 @@ function loggingBatch(ahead: boolean): WriteBatch<string, string> {
   };
 }
 
+/**
+ * As the sink's captures: ahead, one multi-row INSERT per group, so a group of it alone runs
+ * without BEGIN/COMMIT (WriteBatch.oneStatement, commitAlone).
+ */
+const oneInsert: WriteBatch<string, string> = {
+  ahead: true,
+  oneStatement: () => true,
+  async run(tx: Queryable, items: string[]) {
+    await tx.run(`INSERT INTO log (what) VALUES ${items.map(() => '(?)').join(', ')}`, items);
+    return items.map((value) => ({ status: 'fulfilled' as const, value }));
+  },
+};
+
 /** A write that holds the writer inside its transaction until released. */
 function heldWrite(what: string) {
   let entered!: () => void;
@@ -95,15 +108,6 @@ test('a cut-in batch that fails rolls back alone; the unit before it and the wri
 });
 
 test('a one-statement ahead batch alone commits by itself: a failing statement rejects all its items and leaves no row', async () => {
-  // Captures: one multi-row INSERT per group, run without BEGIN/COMMIT (WriteBatch.oneStatement).
-  const oneInsert: WriteBatch<string, string> = {
-    ahead: true,
-    oneStatement: () => true,
-    async run(tx: Queryable, items: string[]) {
-      await tx.run(`INSERT INTO log (what) VALUES ${items.map(() => '(?)').join(', ')}`, items);
-      return items.map((value) => ({ status: 'fulfilled' as const, value }));
-    },
-  };
   // The first write of each line starts a group alone; the two after it queue meanwhile and are the next group.
   assert.deepEqual(await Promise.all(['alone-0', 'alone-1', 'alone-2'].map((w) => db.writeBatched(oneInsert, w))), ['alone-0', 'alone-1', 'alone-2']);
   const [first, ...failing] = ['alone-3', 'alone-4', 'alone-1'].map((w) => db.writeBatched(oneInsert, w));
@@ -119,15 +123,6 @@ test('a one-statement batch refused by another process holding the write lock le
   // reset, every SAVEPOINT of the connection failed with "cannot open savepoint - SQL statements
   // in progress", and the relay refused all mail long after the lock was released (a capture
   // refused during the lock, CI session 14).
-  // As the sink's captures: ahead, one statement, so alone it runs in autocommit (commitAlone).
-  const oneInsert: WriteBatch<string, string> = {
-    ahead: true,
-    oneStatement: () => true,
-    async run(tx: Queryable, items: string[]) {
-      await tx.run(`INSERT INTO log (what) VALUES ${items.map(() => '(?)').join(', ')}`, items);
-      return items.map((value) => ({ status: 'fulfilled' as const, value }));
-    },
-  };
   const holder = await openInspector(path.join(dir, 'raven.sqlite'));
   try {
     await holder.exec('BEGIN EXCLUSIVE');
