@@ -34,8 +34,9 @@ const UPSTREAM_CONCURRENCY = 8;
 /**
  * Concurrent dispatches: the configured number, else the provider's default; into the sink never
  * more than its client limit (limits.smtpMaxClients), which would refuse the sessions past it with
- * 421 and leave their emails to a retry. A session being reset or closed still counts at the sink
- * for a moment, so a concurrency at the limit itself can still meet an occasional 421.
+ * 421 and leave their emails to a retry. The sessions the threads hold toward it, busy, idle,
+ * being reset or closing, stay within that limit too (delivery/session-budget.ts), so a
+ * concurrency at the limit itself meets no 421.
  */
 export function deliveryConcurrency(config: Pick<RelayConfig, 'delivery' | 'limits'>): number {
   const { delivery } = config;

@@ -2,6 +2,7 @@
 // the vocabulary of mail/delivery-result.ts; domain/outcomes.ts decides what each answer means for
 // the email.
 import type { DeliveryResult } from '../mail/delivery-result.js';
+import type { SessionBudget } from './session-budget.js';
 
 /** One email, ready to go: the MIME bytes and the SMTP envelope (BCC only lives here). */
 export interface OutboundMessage {
@@ -38,8 +39,10 @@ export interface SmtpTarget {
   auth?: { user: string; pass: string };
   /** Certificate authorities trusted for the server's certificate (PEM), in place of Node's defaults. */
   ca?: string[];
-  /** Open sessions kept for reuse. */
+  /** Open sessions kept for reuse (by each thread's pool). */
   maxIdle: number;
+  /** The most sessions open toward the server across all threads (the sink's client limit): session-budget.ts. */
+  budget?: SessionBudget;
   /**
    * One transaction per recipient, each with the recipient's own VERP sender, so a bounce or a
    * complaint that comes back names the recipient even when the report does not. The sink is the

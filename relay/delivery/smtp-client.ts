@@ -7,6 +7,7 @@
 // deliver it twice. Driving SMTPConnection ourselves, the message stream is only read once the
 // server has answered DATA with 354, and the envelope object we pass carries the per-recipient
 // RCPT answers (accepted, rejected, rejectedErrors) even when the transaction fails later.
+import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
@@ -17,6 +18,7 @@ import { isHardBounceStatus } from '../mail/status-codes.js';
 import { simulatedOutcome } from '../mail/simulated.js';
 import type { DeliveryProgress, DeliveryProvider, OutboundMessage, SmtpTarget } from './provider.js';
 import { publicReason, type DeliveryFailure } from './public-reason.js';
+import { claimYield, giveBack, takeOver, tryTake, waitersChange, waiters, waitForRoom, wakeWatchers, type SessionBudget } from './session-budget.js';
 import { TranscriptRecorder } from './transcript.js';
 
 // Network time-outs are real time (CONTRACT section 6), not the relay clock.
@@ -27,6 +29,10 @@ const SOCKET_TIMEOUT_MS = 60_000;
 const IDLE_CLOSE_MS = 30_000;
 // A session is replaced after this many messages, as nodemailer's pool does.
 const MAX_MESSAGES_PER_SESSION = 100;
+// How long a pool waits for room under its target's session budget before it opens a session
+// regardless: a thread that died holding sessions left them counted (their sockets closed with it),
+// and delivery goes on, at worst as it did without a budget (the server may refuse it, a retry).
+const ROOM_WAIT_MS = CONNECTION_TIMEOUT_MS;
 
 type SmtpError = Error & {
   code?: string;
@@ -55,6 +61,8 @@ interface Session {
   usable: boolean;
   messages: number;
   idleTimer?: NodeJS.Timeout;
+  /** Closed for a pool elsewhere that waits for room under the session budget. */
+  yielded?: boolean;
 }
 
 const CONNECTION_ERRORS = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'ETLS', 'EPROTOCOL']);
@@ -66,10 +74,23 @@ const CONNECTION_ERRORS = new Set(['ECONNECTION', 'ESOCKET', 'ETIMEDOUT', 'EDNS'
  * then names why), the plain one otherwise.
  */
 function tlsOf(conn: SMTPConnection): Pick<SessionTrace, 'tlsVersion' | 'certificateVerified'> {
-  const socket = (conn as unknown as { _socket?: unknown })._socket;
+  const socket = socketOf(conn);
   if (!(socket instanceof TLSSocket)) return { tlsVersion: null, certificateVerified: null };
   const verified = socket.authorized ? true : socket.authorizationError ? false : null;
   return { tlsVersion: conn.secure ? (socket.getProtocol() ?? null) : null, certificateVerified: verified };
+}
+
+function socketOf(conn: SMTPConnection): Socket | undefined {
+  return (conn as unknown as { _socket?: Socket })._socket;
+}
+
+/** Calls `closed` once the session's socket has closed: SMTPConnection's 'end' comes as soon as it starts closing it. */
+function onSocketClosed(conn: SMTPConnection, closed: () => void): void {
+  conn.once('end', () => {
+    const socket = socketOf(conn);
+    if (socket && !socket.closed) socket.once('close', closed);
+    else closed();
+  });
 }
 
 /** The enhanced status code (RFC 3463) at the start of a reply's text, if any. */
@@ -90,10 +111,16 @@ export function queueIdFromReply(response: string | undefined): string | undefin
   return response ? /queued as\s+<?([^\s<>]+)>?/i.exec(response)?.[1] : undefined;
 }
 
+const closedProvider = () => Object.assign(new Error('the delivery provider is closed'), { code: 'ECONNECTION' });
+
 class SessionPool {
   private readonly idle: Session[] = [];
   private readonly active = new Set<Session>();
   private closed = false;
+  /** This pool's acquires waiting for room under the budget; a session parked goes to them. */
+  private waitingHere = 0;
+  private parkedSignal?: { promise: Promise<void>; resolve(): void };
+  private watching = false;
 
   constructor(
     private readonly target: SmtpTarget,
@@ -101,19 +128,95 @@ class SessionPool {
   ) {}
 
   async acquire(): Promise<{ session: Session; reused: boolean }> {
-    if (this.closed) throw Object.assign(new Error('the delivery provider is closed'), { code: 'ECONNECTION' });
+    if (this.closed) throw closedProvider();
+    const { budget } = this.target;
+    const deadline = performance.now() + ROOM_WAIT_MS;
+    for (;;) {
+      const idle = this.takeIdle();
+      if (idle) {
+        // Idle sessions this pool's own waiters no longer need go to waiters elsewhere (its watcher
+        // does not yield while one of them waits).
+        if (budget) this.yieldIdle(budget);
+        return { session: idle, reused: true };
+      }
+      if (!budget || tryTake(budget)) break;
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        takeOver(budget);
+        break;
+      }
+      this.waitingHere++;
+      try {
+        await waitForRoom(budget, this.nextPark(), left);
+      } finally {
+        this.waitingHere--;
+      }
+      if (this.closed) throw closedProvider();
+    }
+    const session = await this.open();
+    this.active.add(session);
+    return { session, reused: false };
+  }
+
+  private takeIdle(): Session | undefined {
     while (this.idle.length > 0) {
       const session = this.idle.pop()!;
       clearTimeout(session.idleTimer);
       if (session.usable) {
         session.recorder.take(); // the RSET that readied it belongs to no attempt
         this.active.add(session);
-        return { session, reused: true };
+        return session;
       }
     }
-    const session = await this.open();
-    this.active.add(session);
-    return { session, reused: false };
+    return undefined;
+  }
+
+  /** Settles when this pool next parks a session (or closes). */
+  private nextPark(): Promise<void> {
+    if (!this.parkedSignal) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.parkedSignal = { promise, resolve };
+    }
+    return this.parkedSignal.promise;
+  }
+
+  private signalParked(): void {
+    const signal = this.parkedSignal;
+    this.parkedSignal = undefined;
+    signal?.resolve();
+  }
+
+  /** Closes the oldest idle sessions, one for each pool elsewhere that waits for room and has none closing for it yet. */
+  private yieldIdle(budget: SessionBudget): void {
+    while (this.waitingHere === 0 && this.idle.length > 0) {
+      const oldest = this.idle[0]!;
+      // One the server already closed was given back then: closing it again frees nothing.
+      if (!oldest.usable) {
+        this.idle.shift();
+        clearTimeout(oldest.idleTimer);
+        continue;
+      }
+      if (!claimYield(budget)) return;
+      this.idle.shift();
+      this.discard(oldest, true);
+    }
+  }
+
+  /** While this pool holds idle sessions, closes one for each pool elsewhere that waits for room. */
+  private watchWaiters(): void {
+    const { budget } = this.target;
+    if (!budget || this.watching) return;
+    this.watching = true;
+    void (async () => {
+      while (!this.closed && this.idle.length > 0) {
+        const seen = waiters(budget);
+        this.yieldIdle(budget);
+        if (this.idle.length === 0) break;
+        await waitersChange(budget, seen);
+      }
+      this.watching = false;
+    })();
   }
 
   /** Where a session's attempt went and what was said since the last trace. */
@@ -139,6 +242,9 @@ class SessionPool {
       logger: recorder.logger,
     });
     const session: Session = { conn, recorder, usable: true, messages: 0 };
+    const { budget } = this.target;
+    // Counted under the budget (room taken by acquire) until the socket has closed, whatever closes it.
+    if (budget) onSocketClosed(conn, () => giveBack(budget, session.yielded === true));
     // SMTPConnection reports a failure both as 'error' and to the pending callback; the callback
     // decides, this only keeps the session from being reused.
     conn.on('error', (err: SmtpError) => {
@@ -201,11 +307,15 @@ class SessionPool {
     }, IDLE_CLOSE_MS);
     session.idleTimer.unref();
     this.idle.push(session);
+    // To this pool's own acquire waiting for room, else closed for a pool elsewhere that waits.
+    this.signalParked();
+    this.watchWaiters();
   }
 
-  private discard(session: Session): void {
+  private discard(session: Session, yielded = false): void {
     clearTimeout(session.idleTimer);
     session.usable = false;
+    if (yielded) session.yielded = true;
     try {
       session.conn.quit();
     } catch {
@@ -216,6 +326,9 @@ class SessionPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const session of this.idle.splice(0)) this.discard(session);
+    // Acquires waiting for room give up, and a watcher stops.
+    this.signalParked();
+    if (this.target.budget) wakeWatchers(this.target.budget);
     // Sessions still sending finish on their own and are discarded on release.
   }
 }
