@@ -33,7 +33,7 @@ import type { Queryable, WriteBatch } from '../storage/db.js';
 import { retryStorageFaults } from '../storage/retry.js';
 import { loadDispatchBatch, type DispatchBatch, type DispatchEmail, type PendingRecipient } from '../storage/dispatch.js';
 import {
-  claimJobs,
+  claimBatch,
   hasDueJob,
   jobClaimsLease,
   recipientsHandedOverSince,
@@ -128,8 +128,7 @@ export interface Worker {
 
 /** Marks up to `limit` due jobs running, in one committed write, and returns them. */
 export function claimDueJobs(services: RelayServices, limit: number): Promise<ClaimedJob[]> {
-  const now = services.clock.iso();
-  return services.db.write((tx) => claimJobs(tx, now, limit, leaseUntil(services)));
+  return services.db.writeBatched(claimBatch, { now: services.clock.iso(), limit, leaseUntil: leaseUntil(services) });
 }
 
 /** When a claim made now lapses unless renewed (real time: it is about a process being alive). */

@@ -3,7 +3,7 @@
 // into it at the next unit boundary; the transaction commits right after it, and the other writes
 // it had not reached commit afterwards, in their order, without being cut in front of again. A
 // failure of the cut-in batch stays its own. A one-statement batch alone commits without a
-// transaction, all or nothing. The WAL is copied into the database file by the
+// transaction, all or nothing, and inside a group fails alone without a savepoint. The WAL is copied into the database file by the
 // checkpointer's connection, not by a COMMIT past SQLite's 1,000 pages.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -138,6 +138,25 @@ test('a one-statement batch refused by another process holding the write lock le
   const all = await logged();
   assert.deepEqual(all.slice(-2), ['after-lock', 'after-lock-alone']);
   assert.ok(!all.includes('during-lock'), 'the refused statement left no row');
+});
+
+test('a one-statement batch inside a group takes no savepoint: when it fails, the units before and after it still commit', async () => {
+  // Without a savepoint of its own, a ROLLBACK TO after its failure would undo the unit before it.
+  const inGroup: WriteBatch<string, string> = { ...oneInsert, ahead: false };
+  const holder = heldWrite('g-held');
+  await holder.inside;
+  const before = db.write((tx) => tx.run("INSERT INTO log (what) VALUES ('g-before')"));
+  const failing = Promise.allSettled(['g-fails', 'g-held'].map((w) => db.writeBatched(inGroup, w))); // g-held is logged already
+  const after = db.write((tx) => tx.run("INSERT INTO log (what) VALUES ('g-after')"));
+  holder.release();
+  await Promise.all([holder.done, before, after]);
+  for (const f of await failing) assert.match(f.status === 'rejected' ? String(f.reason) : 'fulfilled', /UNIQUE/);
+  const all = await logged();
+  assert.deepEqual(all.slice(-3), ['g-held', 'g-before', 'g-after']);
+  assert.ok(!all.includes('g-fails'), 'the failed statement left no row');
+  // Alone, the same batch commits by itself (a claim of the delivery worker).
+  assert.equal(await db.writeBatched(inGroup, 'g-alone'), 'g-alone');
+  assert.deepEqual((await logged()).slice(-1), ['g-alone']);
 });
 
 test('writes an admission was cut in front of once are not cut in front of again', async () => {
