@@ -4,7 +4,7 @@
 // PostgreSQL: numbers go through CAST, which SQLite accepts as well.
 import type { RecipientStatus } from 'raven-email-sdk';
 import type { Queryable } from './db.js';
-import { allStatements, insertRows, runWithRows } from './rows.js';
+import { allStatements, insertRows, readTogether, runWithRows, type Read } from './rows.js';
 
 export interface OutcomeEmailRow {
   id: string;
@@ -39,23 +39,31 @@ export interface OutcomeRows {
  */
 export async function loadOutcomeRows(tx: Queryable, emailIds: readonly string[]): Promise<OutcomeRows> {
   const ids = JSON.stringify([...new Set(emailIds)]);
-  const lock = tx.dialect === 'postgres' ? ' ORDER BY id FOR UPDATE' : '';
-  const [emails, recipients, pendingComplaints] = await Promise.all([
-    tx.all<OutcomeEmailRow>(
-      `SELECT id, project_id, workspace_id, test_mode, tags_json, terminal_at FROM emails WHERE id IN (SELECT value FROM json_each(?))${lock}`,
-      [ids],
+  const postgres = tx.dialect === 'postgres';
+  const reads = [
+    selectOf<OutcomeEmailRow>(
+      ['id', 'project_id', 'workspace_id', 'test_mode', 'tags_json', 'terminal_at'],
+      `FROM emails WHERE id IN (SELECT value FROM json_each(?))${postgres ? ' ORDER BY id FOR UPDATE' : ''}`,
+      ids,
     ),
-    tx.all<OutcomeRecipientRow>(
-      `SELECT email_id, position, address, address_lc, type, status FROM recipients
-        WHERE email_id IN (SELECT value FROM json_each(?)) ORDER BY email_id, position`,
-      [ids],
+    selectOf<OutcomeRecipientRow>(
+      ['email_id', 'position', 'address', 'address_lc', 'type', 'status'],
+      'FROM recipients WHERE email_id IN (SELECT value FROM json_each(?)) ORDER BY email_id, position',
+      ids,
     ),
-    tx.all<{ email_id: string; address_lc: string }>(
-      'SELECT email_id, address_lc FROM pending_complaints WHERE email_id IN (SELECT value FROM json_each(?))',
-      [ids],
-    ),
-  ]);
-  return { emails, recipients, pendingComplaints };
+    selectOf<{ email_id: string; address_lc: string }>(['email_id', 'address_lc'], 'FROM pending_complaints WHERE email_id IN (SELECT value FROM json_each(?))', ids),
+  ] as const;
+  // SQLite: one statement (readTogether), not three, each a wake-up of the writer's thread. The
+  // locking read stays a statement of its own on PostgreSQL.
+  const [emails, recipients, pendingComplaints] = postgres
+    ? await Promise.all(reads.map((r) => tx.all(r.sql, r.params)))
+    : await readTogether(tx, reads);
+  return { emails, recipients, pendingComplaints } as OutcomeRows;
+}
+
+/** `SELECT columns rest`, named for readTogether. */
+function selectOf<T>(columns: ReadonlyArray<keyof T & string>, rest: string, ids: string): Read<T> {
+  return { sql: `SELECT ${columns.join(', ')} ${rest}`, params: [ids], columns };
 }
 
 export interface RecipientChange {

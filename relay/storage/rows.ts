@@ -101,24 +101,41 @@ export interface SqlPart {
 export interface Read<T> extends SqlPart {
   /** Never set: carries the row type. */
   readonly row?: T;
+  /**
+   * The names of the columns its SQL selects (SQLite cannot turn a row into JSON without them):
+   * on SQLite, reads that all name theirs are one statement, as on PostgreSQL.
+   */
+  readonly columns?: readonly string[];
 }
 
 type RowsOf<R extends ReadonlyArray<Read<unknown> | undefined>> = { -readonly [K in keyof R]: R[K] extends Read<infer T> | undefined ? T[] : never };
 
 /**
- * Several reads in one trip: on SQLite issued together (one trip to the thread pool), on
- * PostgreSQL one statement whose columns are each read's rows as a JSON array (its columns by
- * name; a number stays a number, text stays text). A read left undefined has no rows.
+ * Several reads in one trip: one statement whose columns are each read's rows as a JSON array
+ * (its columns by name; a number stays a number, text stays text). On SQLite only when every
+ * read names its columns (Read.columns), else issued together: a statement each, which the
+ * sqlite3 thread pool runs one after the other, each a wake-up of a thread of its own, and an
+ * answer the event loop hands back. A read left undefined has no rows.
  */
 export async function readTogether<R extends ReadonlyArray<Read<unknown> | undefined>>(q: Reader, reads: R): Promise<RowsOf<R>> {
-  if (q.dialect !== 'postgres') return (await Promise.all(reads.map((r) => (r ? q.all(r.sql, r.params) : [])))) as RowsOf<R>;
   const asked = reads.flatMap((r, i) => (r ? [{ r, i }] : []));
+  const oneStatement = q.dialect === 'postgres' || asked.every(({ r }) => r.columns !== undefined);
+  if (!oneStatement || asked.length < 2) return (await Promise.all(reads.map((r) => (r ? q.all(r.sql, r.params) : [])))) as RowsOf<R>;
   const out: unknown[][] = reads.map(() => []);
-  if (asked.length === 0) return out as RowsOf<R>;
-  const columns = asked.map(({ r }, n) => `(SELECT COALESCE(json_agg(t), '[]') FROM (${r.sql}) AS t) AS r${n}`);
-  const [row] = await q.all<Record<string, unknown[]>>(`SELECT ${columns.join(', ')}`, asked.flatMap(({ r }) => r.params));
-  asked.forEach(({ i }, n) => (out[i] = row![`r${n}`]!));
+  const columns = asked.map(({ r }, n) => `(SELECT ${jsonRows(q.dialect, r)} FROM (${r.sql}) AS t) AS r${n}`);
+  const [row] = await q.all<Record<string, unknown>>(`SELECT ${columns.join(', ')}`, asked.flatMap(({ r }) => r.params));
+  // SQLite hands its JSON over as text.
+  asked.forEach(({ i }, n) => {
+    const rows = row![`r${n}`];
+    out[i] = typeof rows === 'string' ? (JSON.parse(rows) as unknown[]) : (rows as unknown[]);
+  });
   return out as RowsOf<R>;
+}
+
+/** A read's rows (`t`) as one JSON array, in the read's order. */
+function jsonRows(dialect: Reader['dialect'], read: Read<unknown>): string {
+  if (dialect === 'postgres') return "COALESCE(json_agg(t), '[]')";
+  return `json_group_array(json_object(${read.columns!.map((c) => `'${c}', t.${c}`).join(', ')}))`;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The many-rows helpers of relay/storage/rows.ts on a real SQLite file: every row arrives, across
 // the JSON size cap too; ON CONFLICT clauses apply; IN lists match exactly their values; submitted
-// messages go many to a statement, split at the size cap.
+// messages go many to a statement, split at the size cap; reads that name their columns come back
+// from one statement as they would from their own.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -8,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDatabase, type Db, type Params, type Queryable } from '../../relay/storage/db.js';
 import { insertEmails, insertSubmissions, type NewEmailRow } from '../../relay/storage/emails.js';
-import { bySize, inTextPairs, insertRows, inValues } from '../../relay/storage/rows.js';
+import { bySize, inTextPairs, insertRows, inValues, readTogether, type Read } from '../../relay/storage/rows.js';
 
 let dir: string;
 let db: Db;
@@ -110,4 +111,26 @@ test('insertSubmissions stores many messages in one statement, splits at the siz
     assert.equal(byId.get(s.emailId)?.size, s.raw.length, s.emailId);
     assert.ok(byId.get(s.emailId)?.raw.equals(s.raw), `${s.emailId} is stored byte for byte`);
   }
+});
+
+test('readTogether of reads that name their columns gives each its rows as its own statement would: in order, numbers, nulls and text kept', async () => {
+  await db.write((tx) =>
+    insertRows(tx, 'settings', ['name', 'value'], [
+      { name: 'rt:b', value: 'say "hi", \\ [1, 2] ' },
+      { name: 'rt:a', value: '\u00e9t\u00e9 \u{1F4E8}' },
+      { name: 'rt:c', value: '' },
+    ]),
+  );
+  const byName: Read<{ name: string; value: string; n: number; none: null }> = {
+    sql: "SELECT name, value, length(value) AS n, NULL AS none FROM settings WHERE name LIKE ? || '%' ORDER BY name DESC",
+    params: ['rt:'],
+    columns: ['name', 'value', 'n', 'none'],
+  };
+  const count: Read<{ n: number }> = { sql: "SELECT COUNT(*) AS n FROM settings WHERE name LIKE ? || '%'", params: ['rt:'], columns: ['n'] };
+  const nothing: Read<{ name: string }> = { sql: 'SELECT name FROM settings WHERE name = ?', params: ['rt:none'], columns: ['name'] };
+  const together = await readTogether(db, [byName, undefined, count, nothing] as const);
+  const alone = await Promise.all([byName, count, nothing].map((r) => db.all(r.sql, r.params)));
+  assert.deepEqual(together, [alone[0], [], alone[1], []]);
+  assert.deepEqual(together[0].map((r) => r.name), ['rt:c', 'rt:b', 'rt:a']);
+  assert.equal(typeof together[2][0]!.n, 'number');
 });
