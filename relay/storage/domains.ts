@@ -66,7 +66,7 @@ export async function recordDomainCheck(tx: Queryable, id: string, recordsJson: 
 /** The verified domain names of these projects. */
 export function verifiedDomainsOf(q: Pick<Reader, 'dialect'>, projectIds: readonly string[]): Read<{ project_id: string; name: string }> {
   const where = inValues(q, 'project_id', projectIds);
-  return { sql: `SELECT project_id, name FROM domains WHERE ${where.sql} AND status = 'verified'`, params: where.params };
+  return { sql: `SELECT project_id, name FROM domains WHERE ${where.sql} AND status = 'verified'`, params: where.params, columns: ['project_id', 'name'] };
 }
 
 /** The verified ones of these (project, domain name) pairs, with their keys: by the unique (project_id, name) key. */

@@ -23,7 +23,8 @@ export interface NewRememberedRow extends RememberedRow {
 export function rememberedResults(q: Pick<Reader, 'dialect'>, keys: ReadonlyArray<readonly [string, string]>): Read<RememberedRow> | undefined {
   if (keys.length === 0) return undefined;
   const pairs = inTextPairs(q, ['project_id', 'key'], keys);
-  return { sql: `SELECT project_id, key, body_hash, status_code, response_json FROM idempotency_keys WHERE ${pairs.sql}`, params: pairs.params };
+  const columns = ['project_id', 'key', 'body_hash', 'status_code', 'response_json'];
+  return { sql: `SELECT ${columns.join(', ')} FROM idempotency_keys WHERE ${pairs.sql}`, params: pairs.params, columns };
 }
 
 export function insertIdempotencyRows(tx: Queryable, rows: readonly NewRememberedRow[]): Promise<void> {

@@ -112,24 +112,36 @@ type RowsOf<R extends ReadonlyArray<Read<unknown> | undefined>> = { -readonly [K
 
 /**
  * Several reads in one trip: one statement whose columns are each read's rows as a JSON array
- * (its columns by name; a number stays a number, text stays text). On SQLite only when every
- * read names its columns (Read.columns), else issued together: a statement each, which the
- * sqlite3 thread pool runs one after the other, each a wake-up of a thread of its own, and an
- * answer the event loop hands back. A read left undefined has no rows.
+ * (its columns by name; a number stays a number, text stays text). On SQLite only the reads that
+ * name their columns (Read.columns) share it, the others are a statement each, all issued
+ * together: statements issued together still run one after the other on the one connection, each
+ * a work item of the sqlite3 thread pool on a thread woken for it and an answer the event loop
+ * hands back. A read left undefined has no rows.
  */
 export async function readTogether<R extends ReadonlyArray<Read<unknown> | undefined>>(q: Reader, reads: R): Promise<RowsOf<R>> {
   const asked = reads.flatMap((r, i) => (r ? [{ r, i }] : []));
-  const oneStatement = q.dialect === 'postgres' || asked.every(({ r }) => r.columns !== undefined);
-  if (!oneStatement || asked.length < 2) return (await Promise.all(reads.map((r) => (r ? q.all(r.sql, r.params) : [])))) as RowsOf<R>;
   const out: unknown[][] = reads.map(() => []);
-  const columns = asked.map(({ r }, n) => `(SELECT ${jsonRows(q.dialect, r)} FROM (${r.sql}) AS t) AS r${n}`);
-  const [row] = await q.all<Record<string, unknown>>(`SELECT ${columns.join(', ')}`, asked.flatMap(({ r }) => r.params));
+  let joined = q.dialect === 'postgres' ? asked : asked.filter(({ r }) => r.columns !== undefined);
+  if (q.dialect !== 'postgres' && joined.length < 2) joined = [];
+  const alone = asked.filter((a) => !joined.includes(a));
+  await allStatements([
+    ...(joined.length > 0 ? [readJoined(q, joined, out)] : []),
+    ...alone.map(async ({ r, i }) => {
+      out[i] = await q.all(r.sql, r.params);
+    }),
+  ]);
+  return out as RowsOf<R>;
+}
+
+/** The reads' rows from one statement, into `out` at each read's place. */
+async function readJoined(q: Reader, reads: ReadonlyArray<{ r: Read<unknown>; i: number }>, out: unknown[][]): Promise<void> {
+  const columns = reads.map(({ r }, n) => `(SELECT ${jsonRows(q.dialect, r)} FROM (${r.sql}) AS t) AS r${n}`);
+  const [row] = await q.all<Record<string, unknown>>(`SELECT ${columns.join(', ')}`, reads.flatMap(({ r }) => r.params));
   // SQLite hands its JSON over as text.
-  asked.forEach(({ i }, n) => {
+  reads.forEach(({ i }, n) => {
     const rows = row![`r${n}`];
     out[i] = typeof rows === 'string' ? (JSON.parse(rows) as unknown[]) : (rows as unknown[]);
   });
-  return out as RowsOf<R>;
 }
 
 /** A read's rows (`t`) as one JSON array, in the read's order. */

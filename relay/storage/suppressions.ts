@@ -47,5 +47,5 @@ export function suppressionsOf(
 ): Read<{ workspace_id: string; address_lc: string; reason: SuppressionReason }> | undefined {
   if (pairs.length === 0) return undefined;
   const where = inTextPairs(q, ['workspace_id', 'address_lc'], pairs);
-  return { sql: `SELECT workspace_id, address_lc, reason FROM suppressions WHERE ${where.sql}`, params: where.params };
+  return { sql: `SELECT workspace_id, address_lc, reason FROM suppressions WHERE ${where.sql}`, params: where.params, columns: ['workspace_id', 'address_lc', 'reason'] };
 }

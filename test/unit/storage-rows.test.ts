@@ -113,7 +113,7 @@ test('insertSubmissions stores many messages in one statement, splits at the siz
   }
 });
 
-test('readTogether of reads that name their columns gives each its rows as its own statement would: in order, numbers, nulls and text kept', async () => {
+test('readTogether of reads that name their columns (in one statement) and of one that does not gives each its rows as its own statement would: in order, numbers, nulls and text kept', async () => {
   await db.write((tx) =>
     insertRows(tx, 'settings', ['name', 'value'], [
       { name: 'rt:b', value: 'say "hi", \\ [1, 2] ' },
@@ -128,9 +128,11 @@ test('readTogether of reads that name their columns gives each its rows as its o
   };
   const count: Read<{ n: number }> = { sql: "SELECT COUNT(*) AS n FROM settings WHERE name LIKE ? || '%'", params: ['rt:'], columns: ['n'] };
   const nothing: Read<{ name: string }> = { sql: 'SELECT name FROM settings WHERE name = ?', params: ['rt:none'], columns: ['name'] };
-  const together = await readTogether(db, [byName, undefined, count, nothing] as const);
-  const alone = await Promise.all([byName, count, nothing].map((r) => db.all(r.sql, r.params)));
-  assert.deepEqual(together, [alone[0], [], alone[1], []]);
+  const unnamed: Read<{ name: string }> = { sql: "SELECT name FROM settings WHERE name = ? || 'a'", params: ['rt:'] }; // a statement of its own
+  const together = await readTogether(db, [byName, undefined, count, nothing, unnamed] as const);
+  const alone = await Promise.all([byName, count, nothing, unnamed].map((r) => db.all(r.sql, r.params)));
+  assert.deepEqual(together, [alone[0], [], alone[1], [], alone[3]]);
+  assert.deepEqual(alone[3], [{ name: 'rt:a' }]);
   assert.deepEqual(together[0].map((r) => r.name), ['rt:c', 'rt:b', 'rt:a']);
   assert.equal(typeof together[2][0]!.n, 'number');
 });
