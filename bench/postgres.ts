@@ -260,8 +260,8 @@ async function diagnose(url: string): Promise<Diagnosis> {
   return {
     async report(accepted) {
       try {
-        const { rows } = await client.query<{ query: string; calls: number; ms: number; rows: number; plan: number; jit: number }>(
-          `SELECT query, calls::int AS calls, total_exec_time AS ms, rows::int AS rows, total_plan_time AS plan,
+        const { rows } = await client.query<{ query: string; calls: number; plans: number; ms: number; rows: number; plan: number; jit: number }>(
+          `SELECT query, calls::int AS calls, plans::int AS plans, total_exec_time AS ms, rows::int AS rows, total_plan_time AS plan,
                   jit_generation_time + jit_inlining_time + jit_optimization_time + jit_emission_time AS jit FROM pg_stat_statements
             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY calls DESC`,
         );
@@ -272,7 +272,7 @@ async function diagnose(url: string): Promise<Diagnosis> {
           `  database per accepted request: ${per(calls)} statements, ${per(commits)} COMMITs, ${per(rows.reduce((n, r) => n + r.ms, 0))} ms executing; ` +
             `${per(rows.reduce((n, r) => n + r.plan, 0))} ms planning, ${per(rows.reduce((n, r) => n + r.jit, 0))} ms compiling (JIT); ` +
             `${per(notified.count)} notifications (${(notified.bytes / Math.max(1, notified.count)).toFixed(0)} bytes each, ${notified.stored} stored as rows)`,
-          ...rows.slice(0, 45).map((r) => `    ${per(r.calls).padStart(7)} calls ${(r.ms / Math.max(1, r.calls)).toFixed(3).padStart(7)} ms (plan ${(r.plan / Math.max(1, r.calls)).toFixed(3)}, jit ${(r.jit / Math.max(1, r.calls)).toFixed(1)}) ${String(r.rows).padStart(7)} rows  ${r.query.replace(/\s+/g, ' ').slice(0, 110)}`),
+          ...rows.slice(0, 45).map((r) => `    ${per(r.calls).padStart(7)} calls ${(r.ms / Math.max(1, r.calls)).toFixed(3).padStart(7)} ms (plan ${(r.plan / Math.max(1, r.calls)).toFixed(3)} in ${((100 * r.plans) / Math.max(1, r.calls)).toFixed(0)} % of calls, jit ${(r.jit / Math.max(1, r.calls)).toFixed(1)}) ${String(r.rows).padStart(7)} rows  ${r.query.replace(/\s+/g, ' ').slice(0, 110)}`),
         ];
         return lines.join('\n');
       } finally {

@@ -1,7 +1,7 @@
 // Emails and their recipients.
 import type { RecipientOutcome } from 'raven-email-sdk';
 import type { Queryable, Reader } from './db.js';
-import { bySize, insertRows, insertValues, MAX_STATEMENT_BYTES, runWithRows, SQLITE_ROWS } from './rows.js';
+import { bySize, insertRows, insertValues, MAX_STATEMENT_BYTES, postgresRows, runWithRows, SQLITE_ROWS } from './rows.js';
 
 export interface EmailSummaryRow {
   seq: number;
@@ -162,11 +162,11 @@ export interface NewRecipientRow {
 export function insertRecipients(tx: Queryable, rows: readonly NewRecipientRow[]): Promise<void> {
   const head = 'INSERT INTO recipients (email_id, email_seq, position, address, address_lc, type, status, updated_at)';
   if (tx.dialect === 'postgres') {
-    return insertValues(
+    return runWithRows(
       tx,
-      `${head} VALUES`,
-      '(?, (SELECT seq FROM emails WHERE id = ?), ?, ?, ?, ?, ?, ?)',
-      rows.map((r) => [r.email_id, r.email_id, r.position, r.address, r.address_lc, r.type, r.status, r.updated_at]),
+      `${head} SELECT r.email_id, (SELECT seq FROM emails WHERE id = r.email_id), r.position, r.address, r.address_lc, r.type, r.status, r.updated_at
+         FROM ${postgresRows('recipients')} AS r`,
+      rows,
     );
   }
   return runWithRows(

@@ -51,13 +51,21 @@ export async function runWithRows(tx: Queryable, sql: string, rows: readonly obj
  */
 export const SQLITE_ROWS = 'jsonb_each(?)';
 
+/** PostgreSQL: the rows of a JSON array parameter as rows of `table` (a field left out reads as NULL). */
+export const postgresRows = (table: string) => `json_populate_recordset(CAST(NULL AS ${table}), CAST(? AS json))`;
+
 /** A row to insert: a value for each of its columns, by column name. */
 export type ColumnValues<C extends string> = { readonly [K in C]: unknown };
 
 /**
- * INSERT of many rows, each an object of `columns`: SQLite reads them from one JSON parameter,
- * PostgreSQL takes a multi-row VALUES (its parameters are typed by the columns, which JSON text
- * would not be). `onConflict` is an optional `ON CONFLICT ...` clause both accept.
+ * INSERT of many rows, each an object of `columns`, from one JSON parameter: SQLite reads each
+ * field with `->>`, PostgreSQL reads the rows as the table's own row type (json_populate_recordset:
+ * each field by its column's name, with its column's type). Either way the statement's text is the
+ * same whatever the number of rows, so PostgreSQL prepares it once per connection (postgres/db.ts)
+ * and the driver binds one parameter: a multi-row VALUES was a statement of its own for every
+ * batch size (an admission batch of 24 emails, 504 parameters), parsed and planned every time.
+ * Values are strings, numbers and nulls (raw bytes go with insertValues). `onConflict` is an
+ * optional `ON CONFLICT ...` clause both accept.
  */
 export async function insertRows<C extends string>(
   tx: Queryable,
@@ -68,8 +76,8 @@ export async function insertRows<C extends string>(
 ): Promise<void> {
   if (rows.length === 0) return;
   if (tx.dialect === 'postgres') {
-    const values = rows.map((row) => columns.map((c) => row[c] ?? null));
-    await insertValues(tx, `INSERT INTO ${table} (${columns.join(', ')}) VALUES`, `(${columns.map(() => '?').join(', ')})`, values, onConflict);
+    const list = columns.join(', ');
+    await runWithRows(tx, `INSERT INTO ${table} (${list}) SELECT ${list} FROM ${postgresRows(table)} ${onConflict}`, rows);
     return;
   }
   const values = columns.map((c) => `value->>'${c}'`).join(', ');
