@@ -109,6 +109,18 @@ interface Outcome {
   code: number;
   lines: SummaryLine[];
   ms: number;
+  /** CPU time (user + system) of the file's process and every process it started and waited for
+   * (relays, ravenctl, browsers; not the shared PostgreSQL server); NaN when not known. */
+  cpuMs: number;
+}
+
+/** bash's `times`: its own user and system time, then its children's (`0m1.250s 0m0.040s`). */
+function cpuMsFromTimes(text: string): number {
+  const lines = text.trim().split('\n');
+  const children = lines[lines.length - 1]?.match(/(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s/);
+  if (!children) return Number.NaN;
+  const [, um, us, sm, ss] = children;
+  return (Number(um) * 60 + Number(us) + Number(sm) * 60 + Number(ss)) * 1000;
 }
 
 /**
@@ -121,19 +133,25 @@ function runFile(job: Job, env: NodeJS.ProcessEnv, reportFile: string): Promise<
   const started = Date.now();
   return new Promise((resolve) => {
     // temp-guard: each test file gets a temp folder of its own and fails when it leaves anything there.
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', './test/helpers/temp-guard.ts', ...reporters, job.file], {
+    // The node process runs under bash, whose `times` (written to fd 3 once node exits; node itself
+    // runs without that fd) gives the CPU time of the node process and of everything it waited for.
+    const argv = [process.execPath, '--import', 'tsx', '--import', './test/helpers/temp-guard.ts', ...reporters, job.file];
+    const child = spawn('bash', ['-c', '"$@" 3>&-; status=$?; times >&3; exit $status', 'bash', ...argv], {
       cwd: root,
       env: { ...env, RAVEN_TEST_BACKEND: job.backend, RAVEN_TEST_TEMP_GUARD: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
     const output: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    let times = '';
+    child.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
+    (child.stdio[3] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => (times += chunk.toString()));
     child.once('close', (code, signal) => {
       const ms = Date.now() - started;
-      process.stdout.write(`\n# ${job.file} on ${job.backend}: ${(ms / 1000).toFixed(1)} s, exit ${code ?? signal}\n`);
+      const cpuMs = cpuMsFromTimes(times);
+      process.stdout.write(`\n# ${job.file} on ${job.backend}: ${(ms / 1000).toFixed(1)} s, CPU ${(cpuMs / 1000).toFixed(1)} s, exit ${code ?? signal}\n`);
       process.stdout.write(Buffer.concat(output));
-      resolve({ code: code ?? 1, lines: readReport(reportFile), ms });
+      resolve({ code: code ?? 1, lines: readReport(reportFile), ms, cpuMs });
     });
   });
 }
@@ -167,12 +185,16 @@ interface Failure {
 
 const SLOWEST_SHOWN = 8;
 
+type Timed = Job & { ms: number; cpuMs: number };
+
 /** The summary over every run, last: the slowest files, the plain count line CI reads, then what failed where. */
-function printSummary(counts: Record<SummaryLine['result'], number>, failures: Failure[], times: Array<Job & { ms: number }>): void {
+function printSummary(counts: Record<SummaryLine['result'], number>, failures: Failure[], times: Timed[], wallMs: number): void {
   const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
   const slowest = [...times].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN);
-  const lines = ['', 'slowest test files:'];
-  for (const t of slowest) lines.push(`  ${(t.ms / 1000).toFixed(1).padStart(6)} s  ${t.backend.padEnd(8)} ${t.file}`);
+  const seconds = (ms: number) => (ms / 1000).toFixed(1).padStart(6);
+  const cpuTotal = times.reduce((sum, t) => sum + t.cpuMs, 0);
+  const lines = ['', `test files: ${seconds(wallMs).trim()} s wall, ${seconds(cpuTotal).trim()} s CPU in them; the slowest (wall, CPU):`];
+  for (const t of slowest) lines.push(`  ${seconds(t.ms)} s ${seconds(t.cpuMs)} s  ${t.backend.padEnd(8)} ${t.file}`);
   lines.push('', `tests: ${counts.passed} passed, ${failures.length} failed${skipped}`);
   for (const f of failures) lines.push(`  FAILED on ${f.backend}: ${f.what}`);
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -184,7 +206,8 @@ async function main(): Promise<number> {
   const reports = mkdtempSync(path.join(tmpdir(), 'raven-test-report-'));
   const counts = { passed: 0, failed: 0, skipped: 0 };
   const failures: Failure[] = [];
-  const times: Array<Job & { ms: number }> = [];
+  const times: Timed[] = [];
+  let wallMs = 0;
   try {
     // The sources the tests' ravenctl and relay processes run, transpiled once for this run.
     const childBuild = path.join(reports, 'children');
@@ -207,10 +230,12 @@ async function main(): Promise<number> {
     }
     const jobs = alternate(lists);
     process.stderr.write(`\n== ${lists.map((l) => `${l.length} test files on ${l[0]!.backend}`).join(', ')}, ${FILES_AT_ONCE} at a time ==\n`);
+    const poolStarted = Date.now();
     const outcomes = await pool(jobs, FILES_AT_ONCE, (job, index) => runFile(job, env, path.join(reports, `${index}.jsonl`)));
-    outcomes.forEach(({ code, lines, ms }, index) => {
+    wallMs = Date.now() - poolStarted;
+    outcomes.forEach(({ code, lines, ms, cpuMs }, index) => {
       const job = jobs[index]!;
-      times.push({ ...job, ms });
+      times.push({ ...job, ms, cpuMs });
       for (const line of lines) {
         counts[line.result]++;
         if (line.result === 'failed') failures.push({ backend: job.backend, what: `${job.file}: ${line.name}` });
@@ -222,7 +247,7 @@ async function main(): Promise<number> {
     await server?.stop();
     rmSync(reports, { recursive: true, force: true });
   }
-  printSummary(counts, failures, times);
+  printSummary(counts, failures, times, wallMs);
   return failures.length === 0 ? 0 : 1;
 }
 
