@@ -3,7 +3,9 @@
 // them all, FILES_AT_ONCE test files at a time, each file in a node process of its own with its
 // backend in its environment. One PostgreSQL server serves the PostgreSQL runs (each test relay
 // gets a database of its own): the one RAVEN_TEST_DATABASE_URL names, or else one started here in
-// a temporary directory and stopped at the end.
+// a temporary directory and stopped at the end. Before the files start, the run migrates one
+// SQLite database and one PostgreSQL database, and each test relay's database is a copy of one of
+// them (helpers/backend.ts), not a database migrated again from nothing.
 //
 //   npm test                          both backends
 //   npm test -- --backend postgres    one backend (sqlite | postgres)
@@ -19,7 +21,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildChildTree } from './helpers/child-build.js';
-import { startPostgresServer, type PostgresServer } from './helpers/postgres-server.js';
+import { createTestDatabase, startPostgresServer, type PostgresServer } from './helpers/postgres-server.js';
+import { openDatabase } from '../relay/storage/db.js';
+import { openPostgres } from '../relay/storage/postgres/db.js';
 
 /** What helpers/summary-reporter.mjs writes for each finished test, one JSON line each. */
 interface SummaryLine {
@@ -203,6 +207,7 @@ function printSummary(counts: Record<SummaryLine['result'], number>, failures: F
 async function main(): Promise<number> {
   const { backends, only } = parseArgs(process.argv.slice(2));
   let server: PostgresServer | undefined;
+  let template: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   const reports = mkdtempSync(path.join(tmpdir(), 'raven-test-report-'));
   const counts = { passed: 0, failed: 0, skipped: 0 };
   const failures: Failure[] = [];
@@ -213,6 +218,10 @@ async function main(): Promise<number> {
     const childBuild = path.join(reports, 'children');
     await buildChildTree(root, childBuild);
     const env: NodeJS.ProcessEnv = { ...developerFree(process.env), RAVEN_TEST_CHILD_BUILD: childBuild };
+    // Every test relay's database starts as a copy of one migrated here (helpers/backend.ts).
+    const sqliteTemplate = path.join(reports, 'template.sqlite');
+    await (await openDatabase(sqliteTemplate)).close();
+    env.RAVEN_TEST_SQLITE_TEMPLATE = sqliteTemplate;
     const lists: Job[][] = [];
     for (const backend of backends) {
       const selected = only.length > 0 ? SUITES[backend].filter((f) => only.includes(f)) : SUITES[backend];
@@ -225,6 +234,11 @@ async function main(): Promise<number> {
           failures.push({ backend, what: `PostgreSQL did not start: ${(error as Error).message}` });
           continue;
         }
+      }
+      if (backend === 'postgres') {
+        template = await createTestDatabase(env.RAVEN_TEST_DATABASE_URL!);
+        await (await openPostgres({ url: template.url, onError: () => undefined })).close();
+        env.RAVEN_TEST_DATABASE_TEMPLATE = new URL(template.url).pathname.slice(1);
       }
       lists.push(selected.map((file) => ({ backend, file })));
     }
@@ -244,6 +258,7 @@ async function main(): Promise<number> {
       if (code !== 0 && !lines.some((l) => l.result === 'failed')) failures.push({ backend: job.backend, what: `${job.file}: exited ${code}; see its output above` });
     });
   } finally {
+    await template?.drop();
     await server?.stop();
     rmSync(reports, { recursive: true, force: true });
   }

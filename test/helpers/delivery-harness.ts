@@ -21,7 +21,7 @@ import { SecretBox } from '../../relay/secrets.js';
 import type { RelayServices } from '../../relay/services.js';
 import { startSmtpSink, type SmtpSink, type SmtpSinkOptions } from '../../relay/smtp/sink-server.js';
 import { openStorage } from '../../relay/storage/open.js';
-import { TEST_BACKEND, freshPostgresDatabase } from './backend.js';
+import { TEST_BACKEND, freshPostgresDatabase, seedSqliteDataDir } from './backend.js';
 import { startCheckSummaries } from '../../relay/inbox/checks/summaries.js';
 import { CaptureActivity } from '../../relay/inbox/capture-activity.js';
 import { MessageWaits } from '../../relay/inbox/message-waits.js';
@@ -77,6 +77,7 @@ export async function startHarness(
   const config = defaultConfig();
   config.dataDir = dataDir;
   const database = TEST_BACKEND === 'postgres' ? await freshPostgresDatabase() : undefined;
+  if (!database) await seedSqliteDataDir(dataDir);
   config.database = database?.url;
   const db = await openStorage(config, createLogger('error'));
   config.smtpPort = 0;

@@ -50,7 +50,8 @@ const RELAXED_LIMITS = {
 };
 
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
-  const database = options.serverUrl ? await createTestDatabase(options.serverUrl) : await freshPostgresDatabase();
+  // Empty: the relays starting together on it migrate it (one of them each migration).
+  const database = options.serverUrl ? await createTestDatabase(options.serverUrl) : await freshPostgresDatabase({ migrated: false });
   const dir = await mkdtemp(path.join(tmpdir(), 'raven-cluster-'));
   const { limits, ...rest } = (options.config ?? {}) as { limits?: Record<string, number> };
   const configFile = path.join(dir, 'relay.json');

@@ -198,8 +198,11 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
   return server;
 }
 
-/** A fresh, empty database on the server at serverUrl; drop() removes it (closing its connections). */
-export async function createTestDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * A fresh database on the server at serverUrl: empty, or a copy of the database named `template`
+ * (which nothing may be connected to); drop() removes it (closing its connections).
+ */
+export async function createTestDatabase(serverUrl: string, options: { template?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `raven_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
   const admin = async (sql: string) => {
     const client = new pg.Client({ connectionString: serverUrl });
@@ -210,7 +213,7 @@ export async function createTestDatabase(serverUrl: string): Promise<{ url: stri
       await client.end();
     }
   };
-  await admin(`CREATE DATABASE ${name}`);
+  await admin(`CREATE DATABASE ${name}${options.template ? ` TEMPLATE ${options.template}` : ''}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };

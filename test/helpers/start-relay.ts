@@ -6,7 +6,7 @@ import path from 'node:path';
 import assert from 'node:assert/strict';
 import { startRelay, type Relay, type StartOptions } from '../../relay/app.js';
 import type { RelayConfig, RelayFlags } from '../../relay/config.js';
-import { TEST_BACKEND, freshPostgresDatabase } from './backend.js';
+import { TEST_BACKEND, freshPostgresDatabase, seedSqliteDataDir } from './backend.js';
 import { startContractProxy } from './contract.js';
 import { threadBootMs } from './threads-booted.js';
 
@@ -76,6 +76,8 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'raven-test-')));
   // On the postgres backend a database of its own, unless the test names one (relays sharing it).
   const database = TEST_BACKEND === 'postgres' && options.flags?.database === undefined ? await freshPostgresDatabase() : undefined;
+  // On SQLite the data directory (a new one: this function bootstraps) starts with the run's migrated database.
+  if (TEST_BACKEND === 'sqlite' && options.flags?.database === undefined) await seedSqliteDataDir(options.flags?.dataDir ?? dataDir);
   const startOptions: StartOptions = {
     flags: { dataDir, port: 0, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error', ...(database ? { database: database.url } : {}), ...options.flags },
     env: {},
