@@ -213,22 +213,27 @@ async function main(): Promise<number> {
   const failures: Failure[] = [];
   const times: Timed[] = [];
   let wallMs = 0;
+  const env: NodeJS.ProcessEnv = developerFree(process.env);
+  const selected = (backend: Backend) => (only.length > 0 ? SUITES[backend].filter((f) => only.includes(f)) : SUITES[backend]);
+  // The PostgreSQL server (initdb, seconds) starts while the sources are transpiled.
+  const serverStarting = backends.includes('postgres') && selected('postgres').length > 0 && !env.RAVEN_TEST_DATABASE_URL ? startPostgresServer() : undefined;
+  serverStarting?.catch(() => undefined); // awaited below, where its failure is reported
   try {
     // The sources the tests' ravenctl and relay processes run, transpiled once for this run.
     const childBuild = path.join(reports, 'children');
     await buildChildTree(root, childBuild);
-    const env: NodeJS.ProcessEnv = { ...developerFree(process.env), RAVEN_TEST_CHILD_BUILD: childBuild };
+    env.RAVEN_TEST_CHILD_BUILD = childBuild;
     // Every test relay's database starts as a copy of one migrated here (helpers/backend.ts).
     const sqliteTemplate = path.join(reports, 'template.sqlite');
     await (await openDatabase(sqliteTemplate)).close();
     env.RAVEN_TEST_SQLITE_TEMPLATE = sqliteTemplate;
     const lists: Job[][] = [];
     for (const backend of backends) {
-      const selected = only.length > 0 ? SUITES[backend].filter((f) => only.includes(f)) : SUITES[backend];
-      if (selected.length === 0) continue;
-      if (backend === 'postgres' && !env.RAVEN_TEST_DATABASE_URL) {
+      const files = selected(backend);
+      if (files.length === 0) continue;
+      if (backend === 'postgres' && serverStarting) {
         try {
-          server = await startPostgresServer();
+          server = await serverStarting;
           env.RAVEN_TEST_DATABASE_URL = server.url;
         } catch (error) {
           failures.push({ backend, what: `PostgreSQL did not start: ${(error as Error).message}` });
@@ -240,7 +245,7 @@ async function main(): Promise<number> {
         await (await openPostgres({ url: template.url, onError: () => undefined })).close();
         env.RAVEN_TEST_DATABASE_TEMPLATE = new URL(template.url).pathname.slice(1);
       }
-      lists.push(selected.map((file) => ({ backend, file })));
+      lists.push(files.map((file) => ({ backend, file })));
     }
     const jobs = alternate(lists);
     process.stderr.write(`\n== ${lists.map((l) => `${l.length} test files on ${l[0]!.backend}`).join(', ')}, ${FILES_AT_ONCE} at a time ==\n`);
@@ -259,6 +264,7 @@ async function main(): Promise<number> {
     });
   } finally {
     await template?.drop();
+    server ??= await serverStarting?.catch(() => undefined);
     await server?.stop();
     rmSync(reports, { recursive: true, force: true });
   }
