@@ -101,13 +101,25 @@ export class ThreadPool<T extends TaskTable> {
    *   the bench), where the thread registers tsx's loader before importing it.
    */
   constructor(
-    private readonly entry: string,
+    private entry: string,
     private readonly size = defaultPoolSize(),
   ) {}
 
   /** The file its threads run: another pool may serve the same task table. */
   get entryFile(): string {
     return this.entry;
+  }
+
+  /** The node flags its threads start with; undefined: the process's own (node's default). */
+  private execArgv?: string[];
+
+  /**
+   * Threads started from now on run this file instead: the same sources, compiled (the tests),
+   * without the process's flags: a thread would otherwise load the --import loaders (tsx) too.
+   */
+  runFrom(entry: string): void {
+    this.entry = entry;
+    this.execArgv = [];
   }
 
   /** Runs the task on the least busy thread. */
@@ -201,7 +213,7 @@ export class ThreadPool<T extends TaskTable> {
           `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(pathToFileURL(this.entry).href)}); });`,
           { eval: true },
         )
-      : new Worker(this.entry);
+      : new Worker(this.entry, { execArgv: this.execArgv });
     const thread: Thread = { worker, pending: new Map(), dead: false, answeredAny: false };
     worker.on('message', (answer: TaskAnswer) => {
       const pending = thread.pending.get(answer.id);

@@ -39,3 +39,13 @@ export const offload: Offload<RelayTasks> = offloadTo(workerThreads, tasks);
  */
 export const checksThread = new ThreadPool<RelayTasks>(workerThreads.entryFile, 1);
 export const offloadCheck: Offload<RelayTasks> = offloadTo(checksThread, tasks);
+
+/**
+ * Threads started from now on run `entry`, a compiled copy of these sources: the tests run the
+ * relay under tsx, where each thread would load tsx's loader and compile its whole module graph
+ * again (about 1.5 CPU seconds a thread), in every test process.
+ */
+export function loadThreadsFrom(entry: string): void {
+  workerThreads.runFrom(entry);
+  checksThread.runFrom(entry);
+}
