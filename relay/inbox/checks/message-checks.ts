@@ -16,7 +16,6 @@ import type { RelayServices } from '../../services.js';
 import { capturedSize, getCapturedMessage } from '../../storage/captured.js';
 import { offloadCheck } from '../../threads/work.js';
 import { checkAuthentication } from './authentication.js';
-import { checkContent, MAX_CHECKED_HTML_BYTES } from './content.js';
 import { checkLinks, type LinkCheck } from './links.js';
 import { checkSpam, MAX_SPAMD_BYTES } from './spam.js';
 import { checksVerdict } from './verdict.js';
@@ -68,6 +67,8 @@ export async function checkCapturedMessage(services: RelayServices, id: string, 
 
 /** The checks of a message in memory. */
 export async function checkMessage(services: RelayServices, message: CheckedMessage, options: { links: boolean }) {
+  // Loaded on first use, as on the checks thread (tasks.ts): caniemail's data.
+  const { checkContent, MAX_CHECKED_HTML_BYTES } = await import('./content.js');
   const [content, authentication, spam] = await Promise.all([
     // A large message stays here (one at a time, streamed): copied to a thread it would be held
     // twice, and the thread's heap keeps what it grew to.
