@@ -20,7 +20,7 @@ import { ApiError, validationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { RelayServices } from '../services.js';
 import type { Queryable, WriteBatch } from '../storage/db.js';
-import { allStatements, readTogether, type Read } from '../storage/rows.js';
+import { afterFirst, allStatements, readTogether, type Read } from '../storage/rows.js';
 import { verifiedDomainsOf } from '../storage/domains.js';
 import { insertEmails, insertRecipients, insertSubmissions, type NewEmailRow, type NewRecipientRow } from '../storage/emails.js';
 import { takeCounters, type CounterRow, type RateWindowRef } from '../storage/counters.js';
@@ -124,14 +124,17 @@ async function readState(tx: Queryable, items: Admission[], counters: Read<Count
   const idempotencyKeys = items.flatMap((a) => (a.idempotencyKey === undefined ? [] : [[a.key.projectId, a.idempotencyKey] as const]));
   // Across relays on one database, the keys this batch decides on are its own until it commits
   // (taken in one order, so two batches never wait on each other in a circle).
-  await tx.lock(unique(idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key))).sort());
+  // The lock is issued with the reads, which run once it is taken (one trip for both).
+  const locked = tx.lock(unique(idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key))).sort());
   // One trip for the four (storage/rows.ts readTogether).
-  const [remembered, domains, suppressions, held] = await readTogether(tx, [
+  const reading = readTogether(tx, [
     rememberedResults(tx, idempotencyKeys),
     verifiedDomainsOf(tx, unique(items.map((a) => a.key.projectId))),
     suppressionsOf(tx, items.flatMap((a) => allRecipients(a.request).map((r) => [a.key.workspaceId, r.mailbox.address.toLowerCase()] as const))),
     counters,
   ] as const);
+  await allStatements([locked, reading]);
+  const [remembered, domains, suppressions, held] = await reading;
   const verified = new Map<string, Set<string>>();
   for (const d of domains) {
     const names = verified.get(d.project_id) ?? new Set<string>();
@@ -162,17 +165,17 @@ class BatchRows {
   readonly idempotency: NewRememberedRow[] = [];
   readonly submissions: Array<{ emailId: string; raw: Buffer }> = [];
 
-  /** The emails first (the other rows refer to them), then the rest together. */
+  /** The emails first (the other rows refer to them), then the rest together (one trip for all where the backend keeps their order: afterFirst). */
   async write(tx: Queryable): Promise<StoredEvent[]> {
-    await insertEmails(tx, this.emails);
-    const [events] = await Promise.all([
-      recordEvents(tx, this.events),
+    let events: Promise<StoredEvent[]> | undefined;
+    await afterFirst(tx, insertEmails(tx, this.emails), () => [
+      (events = recordEvents(tx, this.events)),
       insertRecipients(tx, this.recipients),
       insertReadyJobs(tx, this.jobs),
       insertIdempotencyRows(tx, this.idempotency),
       insertSubmissions(tx, this.submissions),
     ]);
-    return events;
+    return events!;
   }
 }
 

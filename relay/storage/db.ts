@@ -39,7 +39,9 @@ export interface Queryable {
   /**
    * Serialises this unit of work with every other one that takes the same lock, across relays,
    * until it ends (PostgreSQL: a transaction-scoped advisory lock). Several names are taken in
-   * the order given, in one trip. Idempotency keys take one before their check-then-write.
+   * the order given, in one trip; statements of the unit issued after it, even before it has
+   * resolved, run once it is held (PostgreSQL runs a unit's statements in the order issued, one
+   * trip for all). Idempotency keys take one before their check-then-write.
    * SQLite has a single writer that already serialises every unit of work, so there it does
    * nothing.
    */

@@ -38,7 +38,12 @@ export function* bySize<T>(items: Iterable<T>, sizeOf: (item: T) => number, max:
  */
 export async function runWithRows(tx: Queryable, sql: string, rows: readonly object[]): Promise<void> {
   const json = rows.map((row) => JSON.stringify(row));
-  for (const chunk of bySize(json, (j) => j.length + 1, MAX_STATEMENT_BYTES)) await tx.run(sql, [`[${chunk.join(',')}]`]);
+  const chunks = bySize(json, (j) => j.length + 1, MAX_STATEMENT_BYTES);
+  // PostgreSQL: every chunk issued at once, so that statements issued after this call run after
+  // all of its rows are in (afterFirst), not between its chunks (a transaction's connection runs
+  // its statements in the order issued). SQLite: one chunk's string at a time.
+  if (tx.dialect === 'postgres') return allStatements([...chunks].map((chunk) => tx.run(sql, [`[${chunk.join(',')}]`])));
+  for (const chunk of chunks) await tx.run(sql, [`[${chunk.join(',')}]`]);
 }
 
 /**
@@ -183,4 +188,17 @@ export function inTextPairs(q: Pick<Queryable, 'dialect'>, columns: readonly [st
 export async function allStatements(statements: ReadonlyArray<Promise<unknown>>): Promise<void> {
   const failed = (await Promise.allSettled(statements)).find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
+}
+
+/**
+ * `first`, then the statements `rest` issues, which need its rows (they refer to them): on
+ * PostgreSQL they go on the wire right behind it, since a transaction's connection runs its
+ * statements in the order issued (postgres/db.ts: one trip for all, not one for `first` and one
+ * for the rest); on SQLite, whose statements issued together are not ordered, once it has run.
+ * Throws the first failure once every statement issued has settled (allStatements).
+ */
+export async function afterFirst(q: Pick<Queryable, 'dialect'>, first: Promise<unknown>, rest: () => ReadonlyArray<Promise<unknown>>): Promise<void> {
+  if (q.dialect === 'postgres') return allStatements([first, ...rest()]);
+  await first;
+  await allStatements(rest());
 }
