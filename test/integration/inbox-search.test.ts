@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import nodemailer from 'nodemailer';
 import { startInboxIndexer } from '../../relay/inbox/indexer.js';
 import { insertCapturedMessages } from '../../relay/storage/captured.js';
+import type { Queryable } from '../../relay/storage/db.js';
 import {
   addFieldGrams,
   EVERY_ENTRY_GRAM,
@@ -723,5 +724,50 @@ describe('negated field terms of three characters or more (migration 0028: narro
     assert.deepEqual(await found('-subject:receipt -order'), lacking('subject', 'receipt').filter((n) => n !== 4));
     const paged = await pagedSubjects(t, '-subject:receipt', 10);
     assert.deepEqual(paged, lacking('subject', 'receipt').reverse().map((n) => fields[n]!.subject));
+  });
+});
+
+describe("the indexer's entries written (migration 0031: one statement on SQLite)", () => {
+  let t: TestRelay;
+  before(async () => {
+    t = await startTestRelay();
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  test('an entry, its short grams and its tag terms in one statement; a gone message and an entry written already are left out', async () => {
+    const { db } = t.relay.services;
+    const receivedAt = new Date().toISOString();
+    const id = 'msg_intake_one';
+    const seq = await db.write(async (tx) => {
+      await insertCapturedMessages(tx, [
+        { id, envelopeFrom: 'a@intake.test', headerFrom: 'a@intake.test', envelopeTo: ['b@intake.test'], subject: 'Zq intake', raw: Buffer.from('Subject: x\r\n\r\nx\r\n'), emailId: null, projectId: null, receivedAt },
+      ]);
+      return Number((await tx.get<{ seq: number }>('SELECT seq FROM captured_messages WHERE id = ?', [id]))!.seq);
+    });
+    const entry = { id, from_name: '', from_address: 'a@intake.test', to: 'b@intake.test', subject: 'Zq intake', snippet: 'x', size: 10, attachments: 0, email_id: null, project_id: null, received_at: receivedAt };
+    const gone = { ...entry, id: 'msg_intake_gone', seq: seq + 1_000, message_id_term: '', tag_terms: ['gone'] };
+    const statements: string[] = [];
+    const counted = (tx: Queryable): Queryable => ({
+      dialect: tx.dialect,
+      lock: (names) => tx.lock(names),
+      run: (sql, params) => (statements.push(sql), tx.run(sql, params)),
+      get: (sql, params) => (statements.push(sql), tx.get(sql, params)),
+      all: (sql, params) => (statements.push(sql), tx.all(sql, params)),
+    });
+    const kept = await db.write((tx) => insertInboxEntries(counted(tx), [{ ...entry, seq, message_id_term: 'm1@intake.test', tag_terms: ['kind', 'kind=receipt', 'kind'] }, gone]));
+    assert.deepEqual(kept.map((e) => e.id), [id]);
+    // SQLite: one trip of the writer (the view's trigger writes the grams and the tags); PostgreSQL: the entries, then their tags.
+    assert.equal(statements.length, TEST_BACKEND === 'postgres' ? 2 : 1, statements.join('\n'));
+    // Written again (the indexer after a restart, say): nothing kept, nothing doubled.
+    assert.deepEqual(await db.write((tx) => insertInboxEntries(tx, [{ ...entry, seq, message_id_term: 'm1@intake.test', tag_terms: ['kind'] }])), []);
+    const tags = await db.all<{ term: string }>('SELECT term FROM inbox_tags WHERE message_seq IN (?, ?) ORDER BY term', [seq, seq + 1_000]);
+    assert.deepEqual(tags.map((r) => r.term), ['kind', 'kind=receipt']);
+    assert.equal(Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM inbox_entries'))!.n), 1);
+    assert.deepEqual(await subjectsFound(t, 'zq'), ['Zq intake']);
+    assert.deepEqual(await subjectsFound(t, 'subject:zq'), ['Zq intake']);
+    assert.deepEqual(await subjectsFound(t, 'tag:kind=receipt'), ['Zq intake']);
+    assert.deepEqual(await subjectsFound(t, 'message-id:m1@intake.test'), ['Zq intake']);
   });
 });
