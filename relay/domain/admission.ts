@@ -27,6 +27,7 @@ import { takeCounters, type CounterRow, type RateWindowRef } from '../storage/co
 import { idempotencyLock, insertIdempotencyRows, rememberedResults, type NewRememberedRow } from '../storage/idempotency.js';
 import { insertReadyJobs, type NewJob } from '../storage/jobs.js';
 import { suppressionsOf } from '../storage/suppressions.js';
+import { webhooksOfProjectsRead, type ProjectWebhook } from '../storage/webhooks.js';
 import type { KeyPrincipal } from './auth.js';
 import {
   checkIdempotencyKey,
@@ -126,15 +127,18 @@ async function readState(tx: Queryable, items: Admission[], counters: Read<Count
   // (taken in one order, so two batches never wait on each other in a circle).
   // The lock is issued with the reads, which run once it is taken (one trip for both).
   const locked = tx.lock(unique(idempotencyKeys.map(([projectId, key]) => idempotencyLock(projectId, key))).sort());
-  // One trip for the four (storage/rows.ts readTogether).
+  // One trip for the five (storage/rows.ts readTogether). The webhook endpoints of the batch's
+  // projects are read here, not with its events: a statement fewer.
+  const projects = unique(items.map((a) => a.key.projectId));
   const reading = readTogether(tx, [
     rememberedResults(tx, idempotencyKeys),
-    verifiedDomainsOf(tx, unique(items.map((a) => a.key.projectId))),
+    verifiedDomainsOf(tx, projects),
     suppressionsOf(tx, items.flatMap((a) => allRecipients(a.request).map((r) => [a.key.workspaceId, r.mailbox.address.toLowerCase()] as const))),
     counters,
+    webhooksOfProjectsRead(tx, projects),
   ] as const);
   await allStatements([locked, reading]);
-  const [remembered, domains, suppressions, held] = await reading;
+  const [remembered, domains, suppressions, held, webhooks] = await reading;
   const verified = new Map<string, Set<string>>();
   for (const d of domains) {
     const names = verified.get(d.project_id) ?? new Set<string>();
@@ -144,6 +148,7 @@ async function readState(tx: Queryable, items: Admission[], counters: Read<Count
     remembered: new Map<string, Remembered>(remembered.map((r) => [idempotencyScope(r.project_id, r.key), r])),
     verified,
     suppressed: new Map(suppressions.map((s) => [suppressionScope(s.workspace_id, s.address_lc), s.reason])),
+    webhooks,
   };
   return [state, held] as const;
 }
@@ -165,11 +170,14 @@ class BatchRows {
   readonly idempotency: NewRememberedRow[] = [];
   readonly submissions: Array<{ emailId: string; raw: Buffer }> = [];
 
-  /** The emails first (the other rows refer to them), then the rest together (one trip for all where the backend keeps their order: afterFirst). */
-  async write(tx: Queryable): Promise<StoredEvent[]> {
+  /**
+   * The emails first (the other rows refer to them), then the rest together (one trip for all where
+   * the backend keeps their order: afterFirst); `webhooks`: the endpoints of the batch's projects.
+   */
+  async write(tx: Queryable, webhooks: readonly ProjectWebhook[]): Promise<StoredEvent[]> {
     let events: Promise<StoredEvent[]> | undefined;
     await afterFirst(tx, insertEmails(tx, this.emails), () => [
-      (events = recordEvents(tx, this.events)),
+      (events = recordEvents(tx, this.events, webhooks)),
       insertRecipients(tx, this.recipients),
       insertReadyJobs(tx, this.jobs),
       insertIdempotencyRows(tx, this.idempotency),
@@ -214,15 +222,15 @@ async function admitBatch(services: RelayServices, tx: Queryable, items: Admissi
     });
     const hits = services.rateLimiter.drainRecorded();
     return {
-      value: { rows, decided },
+      value: { rows, decided, webhooks: read.webhooks },
       rate: windows.map((w) => ({ ...w, hits: hits.get(w.scope) ?? 0 })),
       usage: [...state.quota.charges].map(([scope, recipients]) => ({ scope, recipients, cap: state.quota.caps.get(scope) ?? null })),
     };
   });
-  const { rows, decided } = taken.value;
+  const { rows, decided, webhooks } = taken.value;
   try {
     // The charge is issued with the rows: on SQLite it then costs no trip of its own.
-    const writing = rows.write(tx);
+    const writing = rows.write(tx, webhooks);
     await allStatements([writing, taken.confirm(tx)]);
     const stored = await writing;
     return decided.map((d) =>

@@ -5,7 +5,7 @@ import type { EventType } from 'raven-email-sdk';
 import { newId } from '../ids.js';
 import type { Queryable } from '../storage/db.js';
 import { insertEvents } from '../storage/events.js';
-import { insertDeliveries, webhooksOfProjects, type NewDelivery } from '../storage/webhooks.js';
+import { insertDeliveries, webhooksOfProjects, type NewDelivery, type ProjectWebhook } from '../storage/webhooks.js';
 
 export { EVENT_TYPES } from 'raven-email-sdk';
 export type { EventType } from 'raven-email-sdk';
@@ -65,8 +65,12 @@ export async function recordEvent(tx: Queryable, email: EmailRef, event: NewEven
   return (await recordEvents(tx, [{ email, event }]))[0]!;
 }
 
-/** recordEvent for many events at once: one INSERT for the timeline, one for the outbox. */
-export async function recordEvents(tx: Queryable, records: Array<{ email: EmailRef; event: NewEvent }>): Promise<StoredEvent[]> {
+/**
+ * recordEvent for many events at once: one INSERT for the timeline, one for the outbox. `webhooks`:
+ * the live endpoints of the events' projects, when the caller read them already in this unit of
+ * work with its other reads (admission: webhooksOfProjectsRead); otherwise they are read here.
+ */
+export async function recordEvents(tx: Queryable, records: Array<{ email: EmailRef; event: NewEvent }>, webhooks?: readonly ProjectWebhook[]): Promise<StoredEvent[]> {
   const stored = records.map(({ email, event }): StoredEvent => {
     const id = newId('evt', Date.parse(event.occurredAt));
     const body = webhookBody(id, email, event);
@@ -84,7 +88,7 @@ export async function recordEvents(tx: Queryable, records: Array<{ email: EmailR
   }));
   const projects = [...new Set(stored.map((e) => e.projectId))];
   // Independent statements, issued together: one trip to the sqlite3 thread pool.
-  const [, hooks] = await Promise.all([insertEvents(tx, timeline), webhooksOfProjects(tx, projects)]);
+  const [, hooks] = await Promise.all([insertEvents(tx, timeline), webhooks ?? webhooksOfProjects(tx, projects)]);
   const subscribed = hooks.map((hook) => ({ hook, events: JSON.parse(hook.events_json) as string[] }));
   const deliveries: NewDelivery[] = [];
   for (const e of stored) {

@@ -3,7 +3,7 @@
 import type { Db, Queryable, Reader } from './db.js';
 import { BODIES_DUE_FOR_ERASURE } from './emails.js';
 import { claimWebhookAttempt, releaseWebhookAttempt } from './postgres/queue.js';
-import { inValues, insertRows } from './rows.js';
+import { inValues, insertRows, type Read } from './rows.js';
 
 export interface WebhookRow {
   id: string;
@@ -93,10 +93,19 @@ export async function webhookExists(q: Reader, id: string): Promise<boolean> {
   return (await q.get<{ id: string }>('SELECT id FROM webhooks WHERE id = ? AND deleted_at IS NULL', [id])) !== undefined;
 }
 
-/** The live endpoints of these projects (events_json: the event types, or ["*"]). */
-export function webhooksOfProjects(q: Reader, projectIds: readonly string[]): Promise<Array<Pick<WebhookRow, 'id' | 'project_id' | 'events_json'>>> {
+/** A live endpoint as the events recorded for its project need it (events_json: the event types, or ["*"]). */
+export type ProjectWebhook = Pick<WebhookRow, 'id' | 'project_id' | 'events_json'>;
+
+/** The live endpoints of these projects. */
+export function webhooksOfProjects(q: Reader, projectIds: readonly string[]): Promise<ProjectWebhook[]> {
+  const read = webhooksOfProjectsRead(q, projectIds);
+  return q.all(read.sql, read.params);
+}
+
+/** webhooksOfProjects as a read to issue with others (readTogether: its columns named). */
+export function webhooksOfProjectsRead(q: Pick<Reader, 'dialect'>, projectIds: readonly string[]): Read<ProjectWebhook> {
   const projects = inValues(q, 'project_id', projectIds);
-  return q.all(`SELECT id, project_id, events_json FROM webhooks WHERE ${projects.sql} AND deleted_at IS NULL`, projects.params);
+  return { sql: `SELECT id, project_id, events_json FROM webhooks WHERE ${projects.sql} AND deleted_at IS NULL`, params: projects.params, columns: ['id', 'project_id', 'events_json'] };
 }
 
 /**

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { startRelay } from '../../relay/app.js';
 import { createLogger } from '../../relay/log.js';
+import type { Db, Queryable, WriteBatch } from '../../relay/storage/db.js';
 import { openStorage } from '../../relay/storage/open.js';
 import { webhookDispatcherDefaults } from '../../relay/webhooks/dispatcher.js';
 import { WEBHOOK_RETRY_DELAYS_SECONDS } from '../../relay/webhooks/schedule.js';
@@ -43,6 +44,40 @@ describe('webhook delivery', () => {
 
   /** The relay's clock in unix seconds: the test clock runs ahead of real time. */
   const relayNow = () => t.relay.services.clock.unix();
+
+  test("an admission batch reads its projects' endpoints with its other reads, not with its events, and its events reach them", async () => {
+    receiver = await startReceiver();
+    const hook = await createEndpoint(t, receiver.url, ['email.queued']);
+    const { db } = t.relay.services;
+    const writeBatched = db.writeBatched;
+    // The statements of each batch run that writes emails (an admission's), as its unit of work issues them.
+    const admissions: string[][] = [];
+    const counted = (tx: Queryable, statements: string[]): Queryable => ({
+      dialect: tx.dialect,
+      lock: (names) => tx.lock(names),
+      run: (sql, params) => (statements.push(sql), tx.run(sql, params)),
+      get: (sql, params) => (statements.push(sql), tx.get(sql, params)),
+      all: (sql, params) => (statements.push(sql), tx.all(sql, params)),
+    });
+    (db as { writeBatched: Db['writeBatched'] }).writeBatched = <I, R>(batch: WriteBatch<I, R>, item: I) =>
+      writeBatched.call<Db, [WriteBatch<I, R>, I], Promise<R>>(db, {
+        ...batch,
+        run: (tx: Queryable, items: I[]) => {
+          const statements: string[] = [];
+          return batch.run(counted(tx, statements), items).finally(() => statements.some((sql) => /INSERT INTO emails\b/.test(sql)) && admissions.push(statements));
+        },
+      }, item);
+    try {
+      assert.equal((await t.send()).status, 202);
+    } finally {
+      (db as { writeBatched: Db['writeBatched'] }).writeBatched = writeBatched;
+    }
+    assert.equal(admissions.length, 1);
+    assert.deepEqual(admissions[0]!.filter((sql) => /^\s*SELECT\b[^(]*\bFROM webhooks\b/.test(sql)), [], admissions[0]!.join('\n'));
+    const [req] = await receiver.waitForCount(1);
+    assert.equal(JSON.parse(req!.raw.toString('utf8')).type, 'email.queued');
+    await t.admin('DELETE', `/admin/v1/webhooks/${hook.id}`);
+  });
 
   test('signed POST with the contract headers; the body is the timeline event', async () => {
     receiver = await startReceiver();
