@@ -1,21 +1,24 @@
-// The CLI, the relay and the SDK as plain JavaScript for the processes the tests start (ravenctl
-// and relay children): test/run.ts transpiles the checkout's sources once per `npm test`, file by
-// file with esbuild and tsx's own settings, into a temporary folder, and names it in
-// RAVEN_TEST_CHILD_BUILD (helpers/ravenctl.ts runs cli/main.js from it). Through tsx, every child
-// loaded the loader and went through it for its whole module graph: about half a CPU second for a
-// command, two for a relay with its worker threads, hundreds of spawns a run. A test file run
-// without the runner has no such folder, and its children run through tsx as before.
+// The CLI, the relay, the SDK and the tests as plain JavaScript: test/run.ts transpiles the
+// checkout's sources once per `npm test`, file by file with esbuild and tsx's own settings, into a
+// temporary folder, and names it in RAVEN_TEST_CHILD_BUILD. The processes the tests start run from
+// it (helpers/ravenctl.ts runs cli/main.js there), the worker threads of a relay a test runs in its
+// own process too (helpers/threads-booted.ts), and so do most test files themselves (run.ts says
+// which). Through tsx, each of them loaded the loader and went through it for its whole module
+// graph: about half a CPU second for a command, two for a relay with its worker threads, one and a
+// half for a test file, hundreds of them a run. A test file run without the runner has no such
+// folder, and all of it runs through tsx as before.
 //
-// The folder mirrors the checkout (cli/, relay/, sdk/, with every other file of theirs copied, the
-// SQL migrations among them) and links what the code finds around itself: dist/ (the dashboard's
-// build, made by `npm test`'s pretest), the package.json (the version), node_modules (each package
-// linked, except raven-email-sdk, which is the transpiled sdk/ here, as tsconfig.json's paths make
-// it for tsx).
+// The folder mirrors the checkout (cli/, relay/, sdk/, test/, with every other file of theirs
+// copied, the SQL migrations and the test fixtures among them) and links what the code finds
+// around itself: dist/ (the dashboard's build, made by `npm test`'s pretest), the package.json (the
+// version), openapi.yaml (the tests' contract), test-artifacts/ (the browser tests' screenshots,
+// kept in the checkout), node_modules (each package linked, except raven-email-sdk, which is the
+// transpiled sdk/ here, as tsconfig.json's paths make it for tsx).
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 
-/** What is not the CLI's, the relay's or the SDK's code at run time. */
+/** What is not the CLI's, the relay's, the SDK's or the tests' code at run time. */
 const LEFT_OUT = new Set(['relay/web', 'sdk/dist', 'sdk/node_modules', 'sdk/scripts']);
 
 function sourceFiles(root: string, dir: string): { code: string[]; other: string[] } {
@@ -28,7 +31,7 @@ function sourceFiles(root: string, dir: string): { code: string[]; other: string
       const inner = sourceFiles(root, rel);
       code.push(...inner.code);
       other.push(...inner.other);
-    } else if (entry.name.endsWith('.d.ts') || entry.name.endsWith('.test.ts')) continue;
+    } else if (entry.name.endsWith('.d.ts') || (entry.name.endsWith('.test.ts') && !rel.startsWith('test/'))) continue;
     else if (entry.name.endsWith('.ts')) code.push(rel);
     else other.push(rel);
   }
@@ -37,7 +40,7 @@ function sourceFiles(root: string, dir: string): { code: string[]; other: string
 
 /** Builds the folder `into` (which must not exist) from the checkout at `root`. */
 export async function buildChildTree(root: string, into: string): Promise<void> {
-  const files = ['cli', 'relay', 'sdk'].map((dir) => sourceFiles(root, dir));
+  const files = ['cli', 'relay', 'sdk', 'test'].map((dir) => sourceFiles(root, dir));
   await build({
     entryPoints: files.flatMap((f) => f.code).map((rel) => path.join(root, rel)),
     outdir: into,
@@ -59,6 +62,9 @@ export async function buildChildTree(root: string, into: string): Promise<void> 
   writeFileSync(path.join(into, 'sdk/package.json'), JSON.stringify({ name: sdk.name, version: sdk.version, type: 'module', exports: { '.': './index.js', './package.json': './package.json' } }));
   copyFileSync(path.join(root, 'package.json'), path.join(into, 'package.json'));
   symlinkSync(path.join(root, 'dist'), path.join(into, 'dist'));
+  symlinkSync(path.join(root, 'openapi.yaml'), path.join(into, 'openapi.yaml'));
+  mkdirSync(path.join(root, 'test-artifacts'), { recursive: true });
+  symlinkSync(path.join(root, 'test-artifacts'), path.join(into, 'test-artifacts'));
   mkdirSync(path.join(into, 'node_modules'));
   for (const name of readdirSync(path.join(root, 'node_modules'))) {
     if (name === sdk.name || name.startsWith('.')) continue;
