@@ -112,14 +112,28 @@ async function capturedDetail(services: RelayServices, id: string) {
   };
 }
 
-/** Aborts when the client goes away before its answer (a long poll then frees its wait). */
+/**
+ * Aborts when the client goes away before its answer (a long poll then frees its wait). Its end of
+ * the connection closing counts: the server lets a half-closed client have its answer (server.ts),
+ * so a client that closed the whole connection leaves the socket open until the server writes, and
+ * a wait of minutes would hold it that long. A long poll is no request to half-close after.
+ */
 function clientGone(ctx: RequestContext): { signal: AbortSignal; release(): void } {
   const controller = new AbortController();
   const socket = ctx.req.socket;
-  const onClose = () => controller.abort();
-  if (socket.destroyed) controller.abort();
-  else socket.once('close', onClose);
-  return { signal: controller.signal, release: () => socket.off('close', onClose) };
+  const onGone = () => controller.abort();
+  if (socket.destroyed || socket.readableEnded) controller.abort();
+  else {
+    socket.once('end', onGone);
+    socket.once('close', onGone);
+  }
+  return {
+    signal: controller.signal,
+    release: () => {
+      socket.off('end', onGone);
+      socket.off('close', onGone);
+    },
+  };
 }
 
 export function adminMessageHandlers(services: RelayServices) {

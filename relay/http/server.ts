@@ -132,6 +132,19 @@ function onUpgrade(router: Router, log: Logger, req: http.IncomingMessage, socke
   });
 }
 
+/**
+ * A client that sends its request and then closes its side (shutdown(SHUT_WR): `nc -q`, an
+ * HTTP/1.0 script) still gets its answer, written before the socket is closed. node:http's default
+ * (httpAllowHalfOpen false) aborted the request and closed the socket at the client's FIN, so an
+ * async handler had nowhere to write: a POST /v1/emails admitted the email with no acknowledgement.
+ * With it true node marks the last response of the connection to close the socket once written,
+ * and still ends at once a connection that half-closes with nothing in progress (an idle
+ * keep-alive one). No createServer option sets it (node 20 ignores one); it is the server's own field.
+ */
+function answerHalfClosedClients(server: http.Server): void {
+  (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+}
+
 export async function startHttpServer(services: RelayServices, sockets: SocketEndpoints, submission: SubmissionEndpoint): Promise<HttpServer> {
   const router = new Router(buildRoutes(services, sockets, submission));
   const { log, config } = services;
@@ -190,6 +203,7 @@ export async function startHttpServer(services: RelayServices, sockets: SocketEn
         });
     },
   );
+  answerHalfClosedClients(server);
   // An Expect other than 100-continue: node would answer a bare 417; the request is served as it
   // would be without the header (RFC 9110 lets a server ignore an expectation it does not know).
   server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => server.emit('request', req, res));

@@ -7,6 +7,7 @@ import net from 'node:net';
 import { buildRoutes } from '../../relay/http/routes.js';
 import type { Route } from '../../relay/http/router.js';
 import { spec } from '../helpers/contract.js';
+import { exchange as rawExchange } from '../helpers/raw-http.js';
 import { call, startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 
 let t: TestRelay;
@@ -154,13 +155,7 @@ describe('input neither backend can store', () => {
 
   /** What the relay answers a request node:http cannot parse: the contract's error body and a Request-Id all the same. */
   async function unparsed(header: string, status: number): Promise<void> {
-    const reply = await new Promise<string>((resolve, reject) => {
-      const socket = net.connect(Number(new URL(t.directUrl).port), '127.0.0.1');
-      let text = '';
-      socket.setEncoding('latin1').on('data', (d) => (text += d));
-      socket.on('error', reject).on('close', () => resolve(text));
-      socket.end(`GET /v1/emails HTTP/1.1\r\nHost: x\r\n${header}\r\nConnection: close\r\n\r\n`);
-    });
+    const { text: reply } = await rawExchange(Number(new URL(t.directUrl).port), `GET /v1/emails HTTP/1.1\r\nHost: x\r\n${header}\r\nConnection: close\r\n\r\n`, { halfClose: true });
     const what = `${JSON.stringify(header.slice(0, 40))}: ${reply.slice(0, 300)}`;
     assert.match(reply, new RegExp(`^HTTP/1\\.1 ${status} `), what);
     assert.match(reply, /\r\nRequest-Id: req_\w+\r\n/, what);
@@ -328,20 +323,7 @@ test('a slow client that never finishes its headers does not stop the relay serv
 });
 
 /** Writes one request on a socket of its own and reads the whole answer (the relay closes it). */
-function exchange(request: string): Promise<{ status: number; headers: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(new URL(t.directUrl).port), '127.0.0.1');
-    let text = '';
-    socket.setEncoding('latin1').on('data', (d) => (text += d));
-    socket.on('error', reject).on('close', () => {
-      const end = text.indexOf('\r\n\r\n');
-      let body = text.slice(end + 4);
-      if (/\r\ntransfer-encoding: chunked\r\n/i.test(text.slice(0, end))) body = body.replace(/^[0-9a-f]+\r\n/i, '').replace(/\r\n0\r\n\r\n$/, '');
-      resolve({ status: Number(text.slice(9, 12)), headers: text.slice(0, end), body });
-    });
-    socket.write(request); // not end(): a half-closed client may lose its answer
-  });
-}
+const exchange = (request: string) => rawExchange(Number(new URL(t.directUrl).port), request);
 
 function assertErrorAnswer(answer: { status: number; headers: string; body: string }, status: number, code: string): void {
   assert.equal(answer.status, status, answer.headers);
