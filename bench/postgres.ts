@@ -586,7 +586,7 @@ export async function benchPostgres(): Promise<void> {
         const calendar = Math.max(...perSecond.values());
         console.log(`\n${line('spec limits, 2 live keys, 3 relays', r)}`);
         console.log(
-          `  accepted ${r.accepted.toFixed(0)}/s sustained (target >= 190: ${verdict(r.accepted >= 190)}); fullest second ${calendar} by the clock, ` +
+          `  accepted ${r.accepted.toFixed(1)}/s sustained (target >= 190: ${verdict(r.accepted >= 190)}); fullest second ${calendar} by the clock, ` +
             `${sliding} in any 1,000 ms (never > 200: ${verdict(sliding <= 200)}); answers ${JSON.stringify(r.statuses)}`,
         );
       } finally {
