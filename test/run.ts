@@ -112,9 +112,9 @@ function developerFree(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 // Files run at once. Two left a core idle while files waited on their relays, browsers and
 // servers (the integration folder on SQLite: 179 s at 170 % of 2 cores; with three, 165 s at 191 %).
-// Three, once the files ran without tsx (session 16), kept the two cores busy only 1.5 of the time
-// (a clean-clone run: 1,463 CPU s in 980 s of wall): the files wait on sleeps, leases and relays.
-const FILES_AT_ONCE = 4;
+// Four, tried in session 16 on clean-clone runs of the whole suite: 1,060 s of wall and 1,596 CPU s
+// in the files against three's 980 s and 1,463 (the files' own CPU grows with the contention).
+const FILES_AT_ONCE = 3;
 
 /** One test file on one backend. */
 interface Job {
