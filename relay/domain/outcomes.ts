@@ -2,7 +2,8 @@
 // (CONTRACT section 4): the recipient rows, the timeline events (with their webhook outbox rows),
 // the suppressions a hard bounce or complaint creates, and terminal_at, all inside the caller's
 // transaction. Callers announce the returned events after COMMIT (announceEvents).
-import { PENDING_RECIPIENT_STATUSES, type EmailStatus, type RecipientStatus } from 'raven-email-sdk';
+import type { EmailStatus, RecipientStatus } from 'raven-email-sdk';
+import { PENDING_RECIPIENT_STATUSES } from 'raven-email-sdk/enums';
 import type { DeliveryResult, RecipientResult } from '../mail/delivery-result.js';
 import { isHardBounceStatus } from '../mail/status-codes.js';
 import type { Queryable } from '../storage/db.js';

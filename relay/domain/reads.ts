@@ -1,7 +1,7 @@
 // GET /v1/emails and GET /v1/emails/{id} (CONTRACT section 3). A key with email:send reads only
 // what it created, email:read the whole project; anything else is "not found", never "forbidden",
 // so the existence of another key's email is not revealed.
-import { EMAIL_STATUSES } from 'raven-email-sdk';
+import { EMAIL_STATUSES } from 'raven-email-sdk/enums';
 import { ApiError } from '../errors.js';
 import type { Db } from '../storage/db.js';
 import { getEmailDetail, listEmailSummaries, listVisibleRecipients, type EmailScope, type EmailSummaryRow } from '../storage/emails.js';

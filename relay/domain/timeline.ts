@@ -7,7 +7,7 @@ import type { Queryable } from '../storage/db.js';
 import { insertEvents } from '../storage/events.js';
 import { insertDeliveries, webhooksOfProjects, type NewDelivery, type ProjectWebhook } from '../storage/webhooks.js';
 
-export { EVENT_TYPES } from 'raven-email-sdk';
+export { EVENT_TYPES } from 'raven-email-sdk/enums';
 export type { EventType } from 'raven-email-sdk';
 
 export interface EmailRef {

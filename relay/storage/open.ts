@@ -4,7 +4,6 @@ import path from 'node:path';
 import type { RelayConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { openDatabase, type Db } from './db.js';
-import { openPostgres } from './postgres/db.js';
 
 /**
  * How relays sharing one database reach each other (PostgreSQL's LISTEN/NOTIFY): publish sends a
@@ -20,8 +19,10 @@ export interface RelayNotifier {
 /** A database, and its notifier when other relays may share it. */
 export type Storage = Db & { notifier?: RelayNotifier };
 
-export function openStorage(config: Pick<RelayConfig, 'dataDir' | 'database'>, log: Logger): Promise<Storage> {
+export async function openStorage(config: Pick<RelayConfig, 'dataDir' | 'database'>, log: Logger): Promise<Storage> {
   if (config.database === undefined) return openDatabase(path.join(config.dataDir, 'raven.sqlite'));
+  // Loaded only here: a relay on SQLite (the default) never loads pg.
+  const { openPostgres } = await import('./postgres/db.js');
   return openPostgres({
     url: config.database,
     onError: (error) => log.warn('db', 'postgres connection lost', { error: error.message }),

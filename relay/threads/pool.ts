@@ -143,9 +143,14 @@ export class ThreadPool<T extends TaskTable> {
     await Promise.allSettled(this.threads.map((thread) => this.post(thread, task, input)));
   }
 
-  /** Starts every thread now, so the first tasks do not wait for one to boot. */
+  /**
+   * Starts one thread now, so the first task does not wait for one to boot; the others start
+   * when the work needs them (pick()). Not all of them: a thread costs half a CPU second to load
+   * its modules, paid by every relay start, and a relay whose tasks come one at a time (a
+   * developer's, a test's) never needs a second.
+   */
   warm(): void {
-    while (this.threads.length < this.size && !this.broken()) this.threads.push(this.start());
+    if (this.threads.length === 0 && !this.broken()) this.threads.push(this.start());
   }
 
   /**

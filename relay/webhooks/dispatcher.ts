@@ -3,8 +3,8 @@
 // or its seventh failed attempt (failed); each attempt is a row in webhook_attempts, and the next
 // one is due on the schedule in schedule.ts, measured from the previous attempt on the relay clock.
 // Everything lives in the database, so pending deliveries simply carry on after a restart.
-import { Agent, request } from 'undici';
-import { signWebhook } from 'raven-email-sdk';
+import type { Agent, request } from 'undici';
+import { signWebhook } from 'raven-email-sdk/webhooks';
 import type { RelayServices } from '../services.js';
 import { retryStorageFaults } from '../storage/retry.js';
 import {
@@ -19,7 +19,7 @@ import {
 } from '../storage/webhooks.js';
 import { readAnswerExcerpt } from './answer-excerpt.js';
 import { nextAttemptAtMs, WEBHOOK_MAX_ATTEMPTS } from './schedule.js';
-import { checkWebhookUrlSyntax, createGuardedConnector, UrlPolicyError } from './url-policy.js';
+import { checkWebhookUrlSyntax, UrlPolicyError } from './url-policy.js';
 
 export const WEBHOOK_USER_AGENT = 'Raven-Webhooks/1';
 
@@ -73,7 +73,8 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
 /** What every attempt of one dispatcher shares. */
 interface AttemptContext {
   services: RelayServices;
-  agent: Agent;
+  /** The HTTP client, made on the first attempt (guarded-http.ts loads undici). */
+  client(): Promise<{ agent: Agent; request: typeof request }>;
   /** Real time an endpoint gets to answer. */
   timeoutMs: number;
   /** Whether stop() has begun: an attempt it cuts short is not an attempt. */
@@ -100,19 +101,24 @@ class OutboxLoop {
   private rescan = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly wake = () => void this.scan();
+  private client: ReturnType<AttemptContext['client']> | undefined;
 
   constructor(
     private readonly services: RelayServices,
     private readonly concurrency: number,
     timeoutMs: number,
   ) {
-    const agent = new Agent({
-      connect: createGuardedConnector(services.config.allowLocalWebhooks, timeoutMs),
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      keepAliveTimeout: 4_000,
-    });
-    this.attempts = { services, agent, timeoutMs, stopping: () => this.stopping };
+    const client = async () => {
+      const http = await import('./guarded-http.js');
+      const agent = new http.Agent({
+        connect: http.createGuardedConnector(services.config.allowLocalWebhooks, timeoutMs),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        keepAliveTimeout: 4_000,
+      });
+      return { agent, request: http.request };
+    };
+    this.attempts = { services, client: () => (this.client ??= client()), timeoutMs, stopping: () => this.stopping };
     this.perEndpoint = Math.max(1, Math.floor(concurrency / 2));
   }
 
@@ -213,7 +219,7 @@ class OutboxLoop {
     await Promise.race([Promise.all(pending.map((p) => p.promise)), grace]);
     for (const p of this.inFlight.values()) p.abort.abort();
     await Promise.all([...this.inFlight.values()].map((p) => p.promise));
-    await this.attempts.agent.close().catch(() => undefined);
+    if (this.client) await (await this.client).agent.close().catch(() => undefined);
   }
 }
 
@@ -331,6 +337,7 @@ async function postDelivery(ctx: AttemptContext, row: DueDelivery, shutdown: Abo
   const { timeoutMs } = ctx;
   const endpoint = openEndpoint(ctx.services, row);
   if ('refused' in endpoint) return { statusCode: null, error: endpoint.refused, delivered: false, durationMs: 0, body: null };
+  const { agent, request } = await ctx.client();
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
   // Fresh timestamp and signature on every attempt; the body bytes never change.
@@ -341,7 +348,7 @@ async function postDelivery(ctx: AttemptContext, row: DueDelivery, shutdown: Abo
     // is an answer like any other non-2xx, and a failure.
     const res = await request(endpoint.url, {
       method: 'POST',
-      dispatcher: ctx.agent,
+      dispatcher: agent,
       signal,
       headers: {
         'content-type': 'application/json',

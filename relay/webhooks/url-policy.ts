@@ -5,11 +5,10 @@
 // are refused always.
 //
 // The rules run twice: when an endpoint is created (checkWebhookUrl, which resolves the host), and
-// on every send, against the addresses the connection actually uses (createGuardedConnector), so a
+// on every send, against the addresses the connection actually uses (guarded-http.ts), so a
 // DNS answer that changes after creation (DNS rebinding) cannot reach an internal service.
 import dns from 'node:dns';
 import net, { type LookupFunction } from 'node:net';
-import { buildConnector } from 'undici';
 
 export class UrlPolicyError extends Error {
   override name = 'UrlPolicyError';
@@ -260,43 +259,6 @@ export function createGuardedLookup(allowLocal: boolean, lookupAll: LookupAll = 
       }
       if (options.all) callback(null, list);
       else callback(null, list[0]!.address, list[0]!.family);
-    });
-  };
-}
-
-/**
- * An undici connector that applies the policy to the address each connection really uses: IP
- * literals before connecting, host names through createGuardedLookup, and the socket's remote
- * address once connected (a last check that does not depend on how the address was found).
- */
-export function createGuardedConnector(
-  allowLocal: boolean,
-  connectTimeoutMs: number,
-  lookup: LookupFunction = createGuardedLookup(allowLocal),
-): buildConnector.connector {
-  const connect = buildConnector({ timeout: connectTimeoutMs, lookup });
-  return (options, callback) => {
-    const host = options.hostname.replace(/^\[|\]$/g, '');
-    if (net.isIP(host) !== 0) {
-      const why = addressRefusal(host, allowLocal);
-      if (why) {
-        callback(new UrlPolicyError(`refused: ${host} is ${why}`), null);
-        return;
-      }
-    }
-    connect(options, (err, socket) => {
-      if (err || !socket) {
-        callback(err ?? new Error('connection failed'), null);
-        return;
-      }
-      const remote = socket.remoteAddress;
-      const why = remote ? addressRefusal(remote, allowLocal) : 'an unknown address';
-      if (why) {
-        socket.destroy();
-        callback(new UrlPolicyError(`refused: connected to ${why} (${remote ?? '?'})`), null);
-        return;
-      }
-      callback(null, socket);
     });
   };
 }

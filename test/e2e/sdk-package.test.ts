@@ -1,6 +1,6 @@
 // The SDK as its users get it: `npm pack` the sdk/ workspace, install the tarball alone into an
 // empty project, offline, then send to the real relay from CommonJS and ESM and type-check against
-// the packed declarations, a wrong field included.
+// the packed declarations, a wrong field included, and its subpaths (raven-email-sdk/webhooks, /enums).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
-import { VERSION } from '../../sdk/index.js';
+import { EVENT_TYPES, VERSION } from '../../sdk/index.js';
 import { directorySize, installPackedSdk, npmEnv, packSdk } from '../helpers/sdk-package.js';
 
 const run = promisify(execFile);
@@ -29,23 +29,32 @@ before(async () => {
   await writeFile(
     path.join(dir, 'consumer.cjs'),
     `const { Raven, NotFoundError } = require('raven-email-sdk');
+const { signWebhook } = require('raven-email-sdk/webhooks');
+const { EVENT_TYPES } = require('raven-email-sdk/enums');
 const raven = new Raven({ apiKey: process.env.KEY, baseUrl: process.env.URL });
 raven.emails.send(${body('cjs')}).then(async (r) => {
   let notFound = false;
   try { await raven.emails.get('em_missing'); } catch (e) { notFound = e instanceof NotFoundError; }
-  console.log(JSON.stringify({ ...r, notFound }));
+  console.log(JSON.stringify({ ...r, notFound, signs: typeof signWebhook, events: EVENT_TYPES.length }));
 });\n`,
   );
   await writeFile(
     path.join(dir, 'consumer.mjs'),
     `import Raven, { verifyWebhook } from 'raven-email-sdk';
+import { signWebhook } from 'raven-email-sdk/webhooks';
+import { EVENT_TYPES } from 'raven-email-sdk/enums';
 const raven = new Raven({ apiKey: process.env.KEY, baseUrl: process.env.URL });
-console.log(JSON.stringify({ ...(await raven.emails.send(${body('esm')})), verify: typeof verifyWebhook }));\n`,
+console.log(JSON.stringify({ ...(await raven.emails.send(${body('esm')})), verify: typeof verifyWebhook, signs: typeof signWebhook, events: EVENT_TYPES.length }));\n`,
   );
-  const typed = `import { Raven, type SendEmailParams } from 'raven-email-sdk';
+  const typed = `import { Raven, type EventType, type SendEmailParams } from 'raven-email-sdk';
+import { EVENT_TYPES } from 'raven-email-sdk/enums';
+import { signWebhook, verifyWebhook } from 'raven-email-sdk/webhooks';
 const params: SendEmailParams = { from: 'a@b.test', to: 'c@b.test', subject: 's', text: 't' };
 const raven = new Raven({ apiKey: 'rr_test_x' });
-export const p: Promise<{ id: string }> = raven.emails.send(params);\n`;
+export const p: Promise<{ id: string }> = raven.emails.send(params);
+export const first: EventType = EVENT_TYPES[0];
+export const signed: Record<string, string> = signWebhook('{}', 'whsec_x').headers;
+export const verify: typeof verifyWebhook = verifyWebhook;\n`;
   await writeFile(path.join(dir, 'typed.cts'), typed);
   await writeFile(path.join(dir, 'typed.mts'), typed);
   await writeFile(
@@ -82,26 +91,45 @@ for (const file of ['consumer.cjs', 'consumer.mjs']) {
     assert.match(result.id, /^em_/);
     if (file.endsWith('.cjs')) assert.equal(result.notFound, true, 'typed errors work from CommonJS');
     else assert.equal(result.verify, 'function');
+    // The subpaths: webhook signing and the API's lists without the client.
+    assert.equal(result.signs, 'function');
+    assert.equal(result.events, EVENT_TYPES.length);
   });
 }
 
-const tsc = (...files: string[]) =>
-  run(process.execPath, [
-    path.join(root, 'node_modules/typescript/bin/tsc'),
-    '--noEmit', '--strict', '--target', 'es2022', '--module', 'node16', '--moduleResolution', 'node16',
-    '--types', 'node', '--typeRoots', path.join(root, 'node_modules/@types'), ...files,
-  ], { cwd: dir });
+/**
+ * The consumers' files type-checked against the packed declarations in one run of tsc (a run is
+ * seconds of CPU): the errors it reports, by file, for the tests below to judge.
+ */
+let typeErrors: Promise<Map<string, string[]>> | undefined;
+const typeErrorsIn = async (file: string): Promise<string[]> => {
+  typeErrors ??= (async () => {
+    const files = ['typed.cts', 'typed.mts', 'wrong.mts', ...(await writeReadmeBlocks())];
+    const output = await run(process.execPath, [
+      path.join(root, 'node_modules/typescript/bin/tsc'),
+      '--noEmit', '--strict', '--target', 'es2022', '--module', 'node16', '--moduleResolution', 'node16',
+      '--types', 'node', '--typeRoots', path.join(root, 'node_modules/@types'), ...files,
+    ], { cwd: dir }).then(() => '', (error: { stdout: string }) => error.stdout);
+    const byFile = new Map<string, string[]>(files.map((f) => [f, []]));
+    for (const line of output.split('\n').filter((l) => l.trim() !== '')) {
+      const named = files.find((f) => line.startsWith(`${f}(`));
+      // A line naming no file of ours (a continuation, a global error) counts against them all.
+      for (const f of named ? [named] : files) byFile.get(f)!.push(line);
+    }
+    return byFile;
+  })();
+  return (await typeErrors).get(file)!;
+};
 
 test('CommonJS and ESM consumers type-check against the packed declarations', async () => {
-  await tsc('typed.cts', 'typed.mts');
+  assert.deepEqual(await typeErrorsIn('typed.cts'), []);
+  assert.deepEqual(await typeErrorsIn('typed.mts'), []);
 });
 
 test('a misspelt field is a type error naming it', async () => {
-  const failure = await tsc('wrong.mts').then(
-    () => assert.fail('tsc accepted a misspelt field'),
-    (error: { stdout: string }) => error.stdout,
-  );
-  assert.match(failure, /wrong\.mts.*error TS(2353|2561):.*'subjcet' does not exist/);
+  const errors = await typeErrorsIn('wrong.mts');
+  assert.ok(errors.length > 0, 'tsc accepted a misspelt field');
+  assert.match(errors.join('\n'), /wrong\.mts.*error TS(2353|2561):.*'subjcet' does not exist/);
 });
 
 test("the relay's own tarball bundles the SDK, so `npm install -g raven-0.1.0.tgz` needs no registry copy of it", async () => {
@@ -158,9 +186,9 @@ const README_GIVENS: Record<string, string> = {
 ) => void): void };`,
 };
 
-test("every TypeScript block of the SDK README type-checks against the packed declarations (signWebhook's included)", async () => {
+/** Writes each TypeScript block of the SDK README as a file of its own; answers their names. */
+async function writeReadmeBlocks(): Promise<string[]> {
   const blocks = [...(await sdkReadme()).matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  assert.ok(blocks.some((b) => b.includes('signWebhook(')), 'the README shows signWebhook');
   const files: string[] = [];
   for (const [i, block] of blocks.entries()) {
     const defines = (name: string) =>
@@ -171,6 +199,13 @@ test("every TypeScript block of the SDK README type-checks against the packed de
     await writeFile(path.join(dir, file), `${givens.join('\n')}\n${block}\nexport {};\n`);
     files.push(file);
   }
-  const failure = await tsc(...files).then(() => undefined, (error: { stdout: string }) => error.stdout);
-  assert.equal(failure, undefined, failure);
+  return files;
+}
+
+test("every TypeScript block of the SDK README type-checks against the packed declarations (signWebhook's included)", async () => {
+  const readme = await sdkReadme();
+  assert.ok(/```ts\n[^`]*signWebhook\(/.test(readme), 'the README shows signWebhook');
+  const blocks = [...readme.matchAll(/```ts\n/g)].length;
+  assert.ok(blocks > 0, 'the README has TypeScript blocks');
+  for (let i = 1; i <= blocks; i++) assert.deepEqual(await typeErrorsIn(`readme-${i}.mts`), [], `README block ${i}`);
 });

@@ -59,7 +59,7 @@ export async function buildChildTree(root: string, into: string): Promise<void> 
     copyFileSync(path.join(root, rel), path.join(into, rel));
   }
   const sdk = JSON.parse(readFileSync(path.join(root, 'sdk/package.json'), 'utf8')) as { name: string; version: string };
-  writeFileSync(path.join(into, 'sdk/package.json'), JSON.stringify({ name: sdk.name, version: sdk.version, type: 'module', exports: { '.': './index.js', './package.json': './package.json' } }));
+  writeFileSync(path.join(into, 'sdk/package.json'), JSON.stringify({ name: sdk.name, version: sdk.version, type: 'module', exports: { '.': './index.js', './enums': './enums.js', './webhooks': './webhooks.js', './package.json': './package.json' } }));
   copyFileSync(path.join(root, 'package.json'), path.join(into, 'package.json'));
   symlinkSync(path.join(root, 'dist'), path.join(into, 'dist'));
   symlinkSync(path.join(root, 'openapi.yaml'), path.join(into, 'openapi.yaml'));

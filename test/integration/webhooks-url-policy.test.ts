@@ -12,13 +12,13 @@ import {
   addressRefusal,
   checkWebhookUrl,
   checkWebhookUrlSyntax,
-  createGuardedConnector,
   createGuardedLookup,
   parseIPv6,
   UrlPolicyError,
   type LookupAll,
   type ResolveAll,
 } from '../../relay/webhooks/url-policy.js';
+import { createGuardedConnector } from '../../relay/webhooks/guarded-http.js';
 import { startTestRelay, type TestRelay } from '../helpers/start-relay.js';
 import { createEndpoint, insertEndpointRow, startReceiver, waitForAttempts, type Receiver } from '../helpers/webhooks.js';
 

@@ -118,7 +118,7 @@ test('offloaded work a dying thread held is done on the main thread instead, nev
   const { crashingTasks: table } = await import('../helpers/crashing-thread.js');
   const warnings: string[] = [];
   const log = { error() {}, info() {}, debug() {}, warn: (_c: string, msg: string) => void warnings.push(msg) } as unknown as Logger;
-  const offload = offloadTo(pool, table);
+  const offload = offloadTo(pool, async () => table);
   try {
     // One thread: the echo waits behind the crash, in the same thread's hands.
     const crashed = pool.run('crash', {});

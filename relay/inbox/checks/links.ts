@@ -3,8 +3,13 @@
 // a cap (the rest listed unchecked). Every connection, redirects included, goes through the
 // webhook URL policy's guarded connector: never into a private address unless the relay allows
 // local webhooks.
-import { Agent, request } from 'undici';
-import { createGuardedConnector } from '../../webhooks/url-policy.js';
+import type { Agent, request } from 'undici';
+
+/** undici's, loaded with the first check (webhooks/guarded-http.ts). */
+interface Client {
+  agent: Agent;
+  request: typeof request;
+}
 
 export interface LinkCheck {
   url: string;
@@ -41,7 +46,7 @@ function describe(error: unknown, timeoutMs: number): string {
 }
 
 /** One request, without following redirects; the body is discarded. */
-async function ask(agent: Agent, url: URL, method: 'HEAD' | 'GET', timeoutMs: number): Promise<{ status: number; location: string | null }> {
+async function ask({ agent, request }: Client, url: URL, method: 'HEAD' | 'GET', timeoutMs: number): Promise<{ status: number; location: string | null }> {
   const response = await request(url, {
     method,
     dispatcher: agent,
@@ -55,7 +60,7 @@ async function ask(agent: Agent, url: URL, method: 'HEAD' | 'GET', timeoutMs: nu
   return { status: response.statusCode, location: typeof location === 'string' ? location : null };
 }
 
-async function checkUrl(agent: Agent, raw: string, timeoutMs: number): Promise<Pick<LinkCheck, 'checked' | 'status' | 'error'>> {
+async function checkUrl(client: Client, raw: string, timeoutMs: number): Promise<Pick<LinkCheck, 'checked' | 'status' | 'error'>> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -67,9 +72,9 @@ async function checkUrl(agent: Agent, raw: string, timeoutMs: number): Promise<P
   try {
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       url.hash = '';
-      let answer = await ask(agent, url, 'HEAD', timeoutMs);
+      let answer = await ask(client, url, 'HEAD', timeoutMs);
       // Many servers refuse or mishandle HEAD: ask again the way a reader's click would.
-      if (answer.status === 405 || answer.status === 501 || answer.status === 403 || answer.status === 404) answer = await ask(agent, url, 'GET', timeoutMs);
+      if (answer.status === 405 || answer.status === 501 || answer.status === 403 || answer.status === 404) answer = await ask(client, url, 'GET', timeoutMs);
       if (answer.status >= 300 && answer.status < 400 && answer.location) {
         const next = new URL(answer.location, url);
         if (next.protocol !== 'http:' && next.protocol !== 'https:') return { checked: true, status: answer.status, error: `redirects to a ${next.protocol} URL` };
@@ -88,12 +93,14 @@ export async function checkLinks(targets: ReadonlyArray<{ url: string; kind: 'li
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const cap = options.cap ?? DEFAULT_CAP;
   const results: LinkCheck[] = targets.map((t) => ({ ...t, checked: false, status: null, error: null }));
-  const agent = new Agent({ connect: createGuardedConnector(options.allowLocal, timeoutMs), connections: 2 });
+  const http = await import('../../webhooks/guarded-http.js');
+  const agent = new http.Agent({ connect: http.createGuardedConnector(options.allowLocal, timeoutMs), connections: 2 });
+  const client: Client = { agent, request: http.request };
   let next = 0;
   const worker = async () => {
     while (next < Math.min(cap, results.length)) {
       const item = results[next++]!;
-      Object.assign(item, await checkUrl(agent, item.url, timeoutMs));
+      Object.assign(item, await checkUrl(client, item.url, timeoutMs));
     }
   };
   try {
