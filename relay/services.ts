@@ -9,6 +9,7 @@ import type { Db } from './storage/db.js';
 import type { RateLimiter } from './domain/rate-limits.js';
 import type { KeyCache } from './domain/auth.js';
 import type { KeyUse } from './domain/key-use.js';
+import type { DkimKeyPair } from './domain/sending-domains.js';
 import type { DashboardSessions } from './dashboard/sessions.js';
 import type { MessageWaits } from './inbox/message-waits.js';
 import type { CheckSummary } from 'raven-email-sdk';
@@ -30,6 +31,8 @@ export interface CheckSummaries {
 }
 
 export interface RelayServices {
+  /** Where new domains' DKIM key pairs come from: newDkimKeyPair unless the start said otherwise (StartOptions.dkimKeyPairs). */
+  dkimKeyPair(): DkimKeyPair;
   db: Db;
   clock: Clock;
   config: RelayConfig;

@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildChildTree } from './helpers/child-build.js';
+import { makeDkimKeyPool } from './helpers/dkim-keys.js';
 import { createTestDatabase, startPostgresServer, type PostgresServer } from './helpers/postgres-server.js';
 import { openDatabase } from '../relay/storage/db.js';
 import { openPostgres } from '../relay/storage/postgres/db.js';
@@ -239,8 +240,14 @@ async function main(): Promise<number> {
   try {
     // The sources the tests' ravenctl and relay processes run, transpiled once for this run.
     const childBuild = path.join(reports, 'children');
+    // The test relays' DKIM key pairs (helpers/dkim-keys.ts), made on libuv's threads meanwhile.
+    const dkimKeys = path.join(reports, 'dkim-keys.json');
+    const keysMade = makeDkimKeyPool(dkimKeys);
+    keysMade.catch(() => undefined); // awaited below
     await buildChildTree(root, childBuild);
     env.RAVEN_TEST_CHILD_BUILD = childBuild;
+    await keysMade;
+    env.RAVEN_TEST_DKIM_KEYS = dkimKeys;
     // Every test relay's database starts as a copy of one migrated here (helpers/backend.ts).
     const sqliteTemplate = path.join(reports, 'template.sqlite');
     await (await openDatabase(sqliteTemplate)).close();

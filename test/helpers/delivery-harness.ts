@@ -28,6 +28,7 @@ import { MessageWaits } from '../../relay/inbox/message-waits.js';
 import { AuthFailures } from '../../relay/auth-failures.js';
 import { DashboardSessions } from '../../relay/dashboard/sessions.js';
 import { threadBootMs } from './threads-booted.js';
+import { testDkimKeyPair } from './dkim-keys.js';
 
 export interface NewTestEmail {
   from?: string;
@@ -86,6 +87,7 @@ export async function startHarness(
   const clock = new Clock(0, true);
   const bus = new RelayBus();
   const services: RelayServices = {
+    dkimKeyPair: testDkimKeyPair,
     db,
     clock,
     config,

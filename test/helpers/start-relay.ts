@@ -9,6 +9,7 @@ import type { RelayConfig, RelayFlags } from '../../relay/config.js';
 import { TEST_BACKEND, freshPostgresDatabase, seedSqliteDataDir } from './backend.js';
 import { startContractProxy } from './contract.js';
 import { threadBootMs } from './threads-booted.js';
+import { testDkimKeyPair } from './dkim-keys.js';
 
 export interface CallResult<T = any> {
   status: number;
@@ -79,6 +80,7 @@ export async function startTestRelay(options: TestRelayOptions = {}): Promise<Te
   // On SQLite the data directory (a new one: this function bootstraps) starts with the run's migrated database.
   if (TEST_BACKEND === 'sqlite' && options.flags?.database === undefined) await seedSqliteDataDir(options.flags?.dataDir ?? dataDir);
   const startOptions: StartOptions = {
+    dkimKeyPairs: testDkimKeyPair,
     flags: { dataDir, port: 0, smtpPort: 0, adminToken: ADMIN_TOKEN, logLevel: 'error', ...(database ? { database: database.url } : {}), ...options.flags },
     env: {},
     overrides: (config) => {
