@@ -9,7 +9,8 @@
 // folder, and all of it runs through tsx as before.
 //
 // The folder mirrors the checkout (cli/, relay/, sdk/, test/, with every other file of theirs
-// copied, the SQL migrations and the test fixtures among them) and links what the code finds
+// copied, the SQL migrations and the test fixtures among them; with the contract's validators
+// compiled, helpers/contract.ts) and links what the code finds
 // around itself: dist/ (the dashboard's build, made by `npm test`'s pretest), the package.json (the
 // version), openapi.yaml (the tests' contract), test-artifacts/ (the browser tests' screenshots,
 // kept in the checkout), node_modules (each package linked, except raven-email-sdk, which is the
@@ -17,6 +18,7 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { writeCompiledContract } from './contract.js';
 
 /** What is not the CLI's, the relay's, the SDK's or the tests' code at run time. */
 const LEFT_OUT = new Set(['relay/web', 'sdk/dist', 'sdk/node_modules', 'sdk/scripts']);
@@ -71,4 +73,5 @@ export async function buildChildTree(root: string, into: string): Promise<void> 
     symlinkSync(path.join(root, 'node_modules', name), path.join(into, 'node_modules', name));
   }
   symlinkSync(path.join(into, 'sdk'), path.join(into, 'node_modules', sdk.name));
+  writeCompiledContract(path.join(into, 'test/helpers'));
 }
