@@ -227,9 +227,11 @@ describe('dashboard operations', () => {
     while (!(message = (await env.t.admin('GET', '/admin/v1/inbox?q=subject:screenshot')).body.messages[0]?.id)) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    // One context signed in once: the second pass switches the scheme.
+    const { context, page } = await newPage(env.b);
+    await signIn(page, env.t);
     for (const scheme of ['light', 'dark'] as const) {
-      const { context, page } = await newPage(env.b, scheme);
-      await signIn(page, env.t);
+      await page.emulateMedia({ colorScheme: scheme });
       const pages: Array<[string, string, string]> = [
         ['inbox', '#/inbox', '.message-row'],
         ['message', `#/inbox/${message}`, 'iframe'],
@@ -248,7 +250,7 @@ describe('dashboard operations', () => {
         await page.locator(ready).first().waitFor();
         await screenshot(page, name);
       }
-      await context.close();
     }
+    await context.close();
   });
 });

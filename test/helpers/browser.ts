@@ -80,14 +80,21 @@ export async function screenshot(page: Page, name: string, options: { fullPage?:
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${scheme}.png`), fullPage: options.fullPage ?? false });
 }
 
-/** A relay and a browser for the tests of one describe(), started before and stopped after them. */
+/** One browser for every describe() of a file that calls relayAndBrowser (operations.test.ts has
+ * two): launched by the first, closed after the file's last test (a hook on the file's root test,
+ * registered when this module loads; it does nothing where no browser was launched). */
+let shared: Promise<TestBrowser> | undefined;
+after(async () => {
+  await (await shared?.catch(() => undefined))?.close();
+});
+
+/** A relay for the tests of one describe(), started before and stopped after them, and the file's browser. */
 export function relayAndBrowser(options?: TestRelayOptions): { t: TestRelay; b: TestBrowser } {
   const env = {} as { t: TestRelay; b: TestBrowser };
   before(async () => {
-    [env.t, env.b] = await Promise.all([startTestRelay(options), launchBrowser()]);
+    [env.t, env.b] = await Promise.all([startTestRelay(options), (shared ??= launchBrowser())]);
   });
   after(async () => {
-    await env.b?.close();
     await env.t?.stop();
   });
   return env;
