@@ -12,7 +12,7 @@ import { AuthFailures } from './auth-failures.js';
 import { startDomainRecheck } from './domain/domain-recheck.js';
 import { RateLimiter } from './domain/rate-limits.js';
 import { bootstrapIfEmpty, type Bootstrap } from './domain/first-run.js';
-import { newDkimKeyPair, type DkimKeyPair } from './domain/sending-domains.js';
+import { newDkimKeyPair, type DkimKeyPair } from './domain/dkim-key-pair.js';
 import { startHttpServer } from './http/server.js';
 import { createLogger } from './log.js';
 import { Metrics } from './metrics.js';

@@ -9,7 +9,7 @@ import type { Db } from './storage/db.js';
 import type { RateLimiter } from './domain/rate-limits.js';
 import type { KeyCache } from './domain/auth.js';
 import type { KeyUse } from './domain/key-use.js';
-import type { DkimKeyPair } from './domain/sending-domains.js';
+import type { DkimKeyPair } from './domain/dkim-key-pair.js';
 import type { DashboardSessions } from './dashboard/sessions.js';
 import type { MessageWaits } from './inbox/message-waits.js';
 import type { CheckSummary } from 'raven-email-sdk';

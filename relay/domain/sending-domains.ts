@@ -1,7 +1,6 @@
 // Sender domains of a project: connecting one creates its DKIM key pair (the private key stored
 // sealed) and the DNS records the customer publishes; verifying checks those records over DNS
 // (or, with force, marks them verified for development).
-import { generateKeyPairSync, type KeyPairKeyObjectResult } from 'node:crypto';
 import type { DnsRecord } from 'raven-email-sdk';
 import { utcMonth } from '../clock.js';
 import { ApiError, validationError } from '../errors.js';
@@ -33,26 +32,6 @@ export function dnsRecordsFor(domain: string, selector: string, publicKeyBase64:
     { type: 'TXT', name: `raven.${domain}`, value: `v=spf1 a:${mxHost} ~all`, purpose: 'mail_from_spf', required: true, status: 'pending' },
     { type: 'TXT', name: `_dmarc.${domain}`, value: `v=DMARC1; p=none;`, purpose: 'dmarc', required: false, status: 'pending' },
   ];
-}
-
-/** A domain's DKIM key pair: the public key as base64 DER (the record's p=), the private key as PKCS#8 PEM. */
-export interface DkimKeyPair {
-  publicKey: string;
-  privateKeyPem: string;
-}
-
-/** The RSA key size of every DKIM key the relay makes. */
-export const DKIM_KEY_BITS = 2048;
-
-/** An RSA key pair as a domain keeps it. */
-export function dkimKeyPairOf({ publicKey, privateKey }: KeyPairKeyObjectResult): DkimKeyPair {
-  const der = publicKey.export({ type: 'spki', format: 'der' });
-  return { publicKey: der.toString('base64'), privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
-}
-
-/** A fresh pair: 0.15-0.25 CPU s, the costliest part of connecting a domain. */
-export function newDkimKeyPair(): DkimKeyPair {
-  return dkimKeyPairOf(generateKeyPairSync('rsa', { modulusLength: DKIM_KEY_BITS }));
 }
 
 export async function connectDomain(s: RelayServices, projectId: string, body: AdminBody, options: { verified?: boolean } = {}) {

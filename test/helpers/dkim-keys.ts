@@ -7,7 +7,7 @@
 import { generateKeyPair } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { DKIM_KEY_BITS, dkimKeyPairOf, newDkimKeyPair, type DkimKeyPair } from '../../relay/domain/sending-domains.js';
+import { DKIM_KEY_BITS, dkimKeyPairOf, newDkimKeyPair, type DkimKeyPair } from '../../relay/domain/dkim-key-pair.js';
 
 const POOL_SIZE = 48;
 
