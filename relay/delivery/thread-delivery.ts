@@ -7,7 +7,8 @@
 // start to go. A thread that dies before that sent nothing: the worker delivers the message itself.
 // One that dies after may have delivered it: delivery_unknown, never resent (delivery-unknown.ts).
 // Log lines come back with the answer and the main thread writes them with its own logger.
-import type { Component, Logger, LogLevel } from '../log.js';
+import type { Component, Logger } from '../log.js';
+import type { LogLine } from './thread-logs.js';
 import type { DeliveryResult } from '../mail/delivery-result.js';
 import { signedOutboundMessage, type OutboundJob } from './outbound.js';
 import type { DeliveryProvider, ThreadedProvider } from './provider.js';
@@ -20,12 +21,6 @@ export interface ThreadDeliveryJob extends OutboundJob {
   sending: Int32Array;
 }
 
-export interface LogLine {
-  level: Exclude<LogLevel, 'silent'>;
-  component: Component;
-  msg: string;
-  fields?: Record<string, unknown>;
-}
 
 export type ThreadDeliveryAnswer =
   /** This thread has no session pool for the provider yet: ask again with the target. */
@@ -85,7 +80,3 @@ export async function closeThreadProvider(key: string): Promise<void> {
   await held?.provider.close();
 }
 
-/** Writes a thread's log lines with the relay's logger. */
-export function replayLogs(log: Logger, lines: readonly LogLine[]): void {
-  for (const line of lines) log[line.level](line.component, line.msg, line.fields);
-}

@@ -3,8 +3,6 @@
 import { dashboardHeaders, downloadHeaders } from '../dashboard/security-headers.js';
 import { ApiError, validationError } from '../errors.js';
 import { htmlViewPolicy, inlineContentIds } from '../inbox/html-view.js';
-import { parseMessage } from '../inbox/read-message.js';
-import { releaseMessage } from '../inbox/release.js';
 import { parseInboxSearch } from '../inbox/search-query.js';
 import { asBody } from '../domain/admin-body.js';
 import { QueryParams } from '../domain/query-params.js';
@@ -14,6 +12,10 @@ import { countUnread, countUnreadByProject, deleteCapturedMessage, getInboxEntry
 import { projectParam } from './admin-messages.js';
 import type { RequestContext } from './context.js';
 import type { Handler } from './router.js';
+
+// The MIME parser and the SMTP client load with the first message opened or released, not with
+// the relay: most starts (a developer's, each test's) open none.
+const readMessage = () => import('../inbox/read-message.js');
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 200;
@@ -96,7 +98,7 @@ export function adminInboxHandlers(s: RelayServices) {
     },
     html: async (ctx) => {
       const message = await loadCaptured(s, id(ctx));
-      const parsed = await parseMessage(message.raw);
+      const parsed = await (await readMessage()).parseMessage(message.raw);
       const html = typeof parsed.html === 'string' ? inlineContentIds(parsed, parsed.html) : '';
       const allowRemote = ctx.url.searchParams.get('remote') === '1';
       return {
@@ -107,7 +109,7 @@ export function adminInboxHandlers(s: RelayServices) {
     },
     attachment: async (ctx) => {
       const message = await loadCaptured(s, id(ctx));
-      const parsed = await parseMessage(message.raw);
+      const parsed = await (await readMessage()).parseMessage(message.raw);
       const index = /^\d{1,4}$/.test(ctx.params.index!) ? Number(ctx.params.index) : -1;
       const attachment = parsed.attachments[index];
       if (!attachment) throw new ApiError('not_found', `Message ${id(ctx)} has no attachment ${ctx.params.index}.`);
@@ -133,7 +135,7 @@ export function adminInboxHandlers(s: RelayServices) {
       }
       const message = await loadCaptured(s, id(ctx));
       try {
-        const response = await releaseMessage(upstream, { raw: message.raw, envelopeFrom: message.from }, to);
+        const response = await (await import('../inbox/release.js')).releaseMessage(upstream, { raw: message.raw, envelopeFrom: message.from }, to);
         s.log.info('inbox', 'message released', { request_id: ctx.requestId, message_id: message.id });
         return { status: 200, body: { id: message.id, to, released_at: s.clock.iso(), response } };
       } catch (error) {

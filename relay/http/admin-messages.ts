@@ -12,7 +12,6 @@ import { getProject } from '../storage/tenancy.js';
 import { parseHeaders } from '../mail/headers.js';
 import { countRemoteReferences } from '../inbox/html-view.js';
 import { extractCodes, extractLinks } from '../inbox/links-and-codes.js';
-import { attachmentViews, parseMessage } from '../inbox/read-message.js';
 import { getInboxEntry } from '../storage/inbox.js';
 import { checkCapturedMessage } from '../inbox/checks/message-checks.js';
 import { downloadHeaders } from '../dashboard/security-headers.js';
@@ -93,6 +92,8 @@ async function loadMessage(services: RelayServices, id: string) {
 /** The captured detail (openapi.yaml's CapturedMessage). */
 async function capturedDetail(services: RelayServices, id: string) {
   const { raw, email_id, ...summary } = await loadMessage(services, id);
+  // The MIME parser loads with the first message opened, not with the relay.
+  const { attachmentViews, parseMessage } = await import('../inbox/read-message.js');
   const [parsed, entry] = await Promise.all([parseMessage(raw), getInboxEntry(services.db, summary.id)]);
   const html = typeof parsed.html === 'string' && parsed.html !== '' ? parsed.html : null;
   return {

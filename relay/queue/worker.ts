@@ -15,7 +15,7 @@ import { buildSignedMessage, dkimSigning, signingKeyFor } from '../delivery/dkim
 import { settleMaybeSent, type MaybeSentReason } from '../delivery/delivery-unknown.js';
 import type { OutboundJob } from '../delivery/outbound.js';
 import type { DeliveryProvider, OutboundMessage, ThreadedProvider } from '../delivery/provider.js';
-import { replayLogs } from '../delivery/thread-delivery.js';
+import { replayLogs } from '../delivery/thread-logs.js';
 import type { DeliveryResult } from '../mail/delivery-result.js';
 import { senderDomain } from '../mail/mailbox.js';
 import { burstAllowance } from '../domain/admission-load.js';
