@@ -9,7 +9,6 @@ import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 
 export interface PostgresServer {
   /** URL of the server's `postgres` database, as the superuser `raven`. */
@@ -65,11 +64,14 @@ function freePort(): Promise<number> {
   });
 }
 
+/** pg's Client, loaded on first use: every test process imports this module, the SQLite ones never connect. */
+const pgClient = async () => (await import('pg')).default.Client;
+
 async function waitUntilAccepting(url: string, child: ChildProcess, log: () => string): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`postgres exited with ${child.exitCode}: ${log()}`);
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+    const client = new (await pgClient())({ connectionString: url, connectionTimeoutMillis: 2_000 });
     try {
       await client.connect();
       await client.end();
@@ -205,7 +207,7 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
 export async function createTestDatabase(serverUrl: string, options: { template?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `raven_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
   const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: serverUrl });
+    const client = new (await pgClient())({ connectionString: serverUrl });
     await client.connect();
     try {
       await client.query(sql);
