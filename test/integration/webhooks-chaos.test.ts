@@ -45,6 +45,8 @@ const RESTART_AFTER_ATTEMPTS = new Set([2, 5]);
 /** The flaky endpoint's answer to its n-th request for one event; the fifth delivers it. */
 const FLAKY_PLAN = ['500', 'reset', 'hang', 'redirect', '200'] as const;
 const FLAKY_DELIVERED_AT = FLAKY_PLAN.length;
+/** How long one round of attempts may take to be recorded: seconds on a loaded machine. */
+const SETTLE_MS = 30_000;
 
 /** A relay (the first start, or a restart) as the test drives it. */
 interface RelayHandle extends RelayAt {
@@ -133,11 +135,18 @@ function latestPerEvent(list: AttemptView[]): AttemptView[] {
   return [...latest.values()];
 }
 
+/**
+ * Waits until the relay has recorded attempt n of every event, then checks that each receiver got
+ * exactly those requests. The relay's record comes first: a receiver records a request before it
+ * answers (or hangs, or resets), so by then it has every request the relay sent, and a request
+ * lost or sent twice fails here with the relay's account of it.
+ */
 async function waitForSettledAttempts(relay: RelayHandle, endpoints: Endpoint[], n: number): Promise<void> {
   for (const e of endpoints) {
     const expected = EVENTS_PER_ENDPOINT * e.attemptsFor(n);
-    await e.receiver.waitForCount(expected);
-    await waitForAttempts(relay, e.hookId, expected);
+    const recorded = await waitForAttempts(relay, e.hookId, expected, SETTLE_MS);
+    const record = recorded.map((d) => [d.event_id, d.attempt, d.status_code, d.error, d.duration_ms]);
+    assert.equal(e.receiver.requests.length, expected, `${e.name}: requests for ${expected} recorded attempts: ${JSON.stringify(record)}`);
   }
 }
 
