@@ -58,10 +58,19 @@ const SQLITE_ONLY = new Set([
 ]);
 
 // The files that read the checkout itself (its README, its .raven, sdk/ to pack, dist/ to rebuild,
-// sources to read as text) run from it through tsx; every other file runs from the run's
-// transpiled copy (helpers/child-build.ts) without tsx's loader, about 1.5 CPU seconds less a file.
+// sources to read as text, TypeScript entries to start) run from it through tsx; every other file
+// runs from the run's transpiled copy (helpers/child-build.ts) without tsx's loader, about one
+// CPU second less a file (the unit tests that read nothing of the checkout: 60.8 -> 37.2 CPU s).
 const FROM_CHECKOUT = new Set([
-  ...files('unit'),
+  'test/unit/backend-placement.test.ts',
+  'test/unit/import-graph.test.ts',
+  'test/unit/migration-numbers.test.ts',
+  'test/unit/openapi.test.ts',
+  'test/unit/relay-config.test.ts',
+  'test/unit/settings-table.test.ts',
+  'test/unit/sql-placement.test.ts',
+  'test/unit/temp-guard.test.ts',
+  'test/unit/thread-pool.test.ts',
   'test/e2e/build-swap.test.ts',
   'test/e2e/readme-signup.test.ts',
   'test/e2e/cli-isolation.test.ts',
