@@ -21,7 +21,6 @@ export interface ThreadDeliveryJob extends OutboundJob {
   sending: Int32Array;
 }
 
-
 export type ThreadDeliveryAnswer =
   /** This thread has no session pool for the provider yet: ask again with the target. */
   | { kind: 'needsTarget' }

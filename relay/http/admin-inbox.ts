@@ -15,7 +15,7 @@ import type { Handler } from './router.js';
 
 // The MIME parser and the SMTP client load with the first message opened or released, not with
 // the relay: most starts (a developer's, each test's) open none.
-const readMessage = () => import('../inbox/read-message.js');
+const parseMessage = async (raw: Buffer) => (await import('../inbox/read-message.js')).parseMessage(raw);
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 200;
@@ -98,7 +98,7 @@ export function adminInboxHandlers(s: RelayServices) {
     },
     html: async (ctx) => {
       const message = await loadCaptured(s, id(ctx));
-      const parsed = await (await readMessage()).parseMessage(message.raw);
+      const parsed = await parseMessage(message.raw);
       const html = typeof parsed.html === 'string' ? inlineContentIds(parsed, parsed.html) : '';
       const allowRemote = ctx.url.searchParams.get('remote') === '1';
       return {
@@ -109,7 +109,7 @@ export function adminInboxHandlers(s: RelayServices) {
     },
     attachment: async (ctx) => {
       const message = await loadCaptured(s, id(ctx));
-      const parsed = await (await readMessage()).parseMessage(message.raw);
+      const parsed = await parseMessage(message.raw);
       const index = /^\d{1,4}$/.test(ctx.params.index!) ? Number(ctx.params.index) : -1;
       const attachment = parsed.attachments[index];
       if (!attachment) throw new ApiError('not_found', `Message ${id(ctx)} has no attachment ${ctx.params.index}.`);

@@ -3,7 +3,6 @@
 // or its seventh failed attempt (failed); each attempt is a row in webhook_attempts, and the next
 // one is due on the schedule in schedule.ts, measured from the previous attempt on the relay clock.
 // Everything lives in the database, so pending deliveries simply carry on after a restart.
-import type { Agent, request } from 'undici';
 import { signWebhook } from 'raven-email-sdk/webhooks';
 import type { RelayServices } from '../services.js';
 import { retryStorageFaults } from '../storage/retry.js';
@@ -19,6 +18,7 @@ import {
 } from '../storage/webhooks.js';
 import { readAnswerExcerpt } from './answer-excerpt.js';
 import { nextAttemptAtMs, WEBHOOK_MAX_ATTEMPTS } from './schedule.js';
+import type { GuardedClient } from './guarded-http.js';
 import { checkWebhookUrlSyntax, UrlPolicyError } from './url-policy.js';
 
 export const WEBHOOK_USER_AGENT = 'Raven-Webhooks/1';
@@ -74,7 +74,7 @@ export function startWebhookDispatcher(services: RelayServices, options: Dispatc
 interface AttemptContext {
   services: RelayServices;
   /** The HTTP client, made on the first attempt (guarded-http.ts loads undici). */
-  client(): Promise<{ agent: Agent; request: typeof request }>;
+  client(): Promise<GuardedClient>;
   /** Real time an endpoint gets to answer. */
   timeoutMs: number;
   /** Whether stop() has begun: an attempt it cuts short is not an attempt. */
@@ -108,16 +108,12 @@ class OutboxLoop {
     private readonly concurrency: number,
     timeoutMs: number,
   ) {
-    const client = async () => {
-      const http = await import('./guarded-http.js');
-      const agent = new http.Agent({
-        connect: http.createGuardedConnector(services.config.allowLocalWebhooks, timeoutMs),
+    const client = async () =>
+      (await import('./guarded-http.js')).guardedClient(services.config.allowLocalWebhooks, timeoutMs, {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
         keepAliveTimeout: 4_000,
       });
-      return { agent, request: http.request };
-    };
     this.attempts = { services, client: () => (this.client ??= client()), timeoutMs, stopping: () => this.stopping };
     this.perEndpoint = Math.max(1, Math.floor(concurrency / 2));
   }

@@ -6,7 +6,16 @@ import net, { type LookupFunction } from 'node:net';
 import { Agent, buildConnector, request } from 'undici';
 import { addressRefusal, createGuardedLookup, UrlPolicyError } from './url-policy.js';
 
-export { Agent, request };
+/** An agent whose every connection goes through the guard, and the request function to use it with. */
+export interface GuardedClient {
+  agent: Agent;
+  request: typeof request;
+}
+
+/** A client for outbound requests to `allowLocal`'s addresses, connecting within `timeoutMs`. */
+export function guardedClient(allowLocal: boolean, timeoutMs: number, options: Omit<Agent.Options, 'connect'> = {}): GuardedClient {
+  return { agent: new Agent({ ...options, connect: createGuardedConnector(allowLocal, timeoutMs) }), request };
+}
 
 /**
  * An undici connector that applies the policy to the address each connection really uses: IP

@@ -3,13 +3,7 @@
 // a cap (the rest listed unchecked). Every connection, redirects included, goes through the
 // webhook URL policy's guarded connector: never into a private address unless the relay allows
 // local webhooks.
-import type { Agent, request } from 'undici';
-
-/** undici's, loaded with the first check (webhooks/guarded-http.ts). */
-interface Client {
-  agent: Agent;
-  request: typeof request;
-}
+import type { GuardedClient as Client } from '../../webhooks/guarded-http.js';
 
 export interface LinkCheck {
   url: string;
@@ -93,9 +87,8 @@ export async function checkLinks(targets: ReadonlyArray<{ url: string; kind: 'li
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const cap = options.cap ?? DEFAULT_CAP;
   const results: LinkCheck[] = targets.map((t) => ({ ...t, checked: false, status: null, error: null }));
-  const http = await import('../../webhooks/guarded-http.js');
-  const agent = new http.Agent({ connect: http.createGuardedConnector(options.allowLocal, timeoutMs), connections: 2 });
-  const client: Client = { agent, request: http.request };
+  // undici loads with the first check (guarded-http.ts), not with the relay.
+  const client = (await import('../../webhooks/guarded-http.js')).guardedClient(options.allowLocal, timeoutMs, { connections: 2 });
   let next = 0;
   const worker = async () => {
     while (next < Math.min(cap, results.length)) {
@@ -106,7 +99,7 @@ export async function checkLinks(targets: ReadonlyArray<{ url: string; kind: 'li
   try {
     await Promise.all(Array.from({ length: options.concurrency ?? DEFAULT_CONCURRENCY }, worker));
   } finally {
-    await agent.close().catch(() => {});
+    await client.agent.close().catch(() => {});
   }
   for (const item of results.slice(cap)) item.error = `not checked: only the first ${cap} URLs are`;
   return results;
