@@ -20,6 +20,8 @@ interface Leaf {
   path: string[];
   summary: string;
   load: () => Promise<LeafModule>;
+  /** Runs until stopped (a server, a stream) rather than making a few requests and exiting. */
+  serves?: true;
 }
 
 /** Group commands and what they hold. */
@@ -45,12 +47,12 @@ export const LEAVES: Leaf[] = [
   { path: ['emails', 'get'], summary: 'Show one email: recipients and event timeline', load: () => import('./commands/emails/get.js') },
   { path: ['webhooks', 'verify'], summary: 'Verify a webhook signature', load: () => import('./commands/webhooks/verify.js') },
   { path: ['webhooks', 'sign'], summary: 'Sign a payload the way the service does', load: () => import('./commands/webhooks/sign.js') },
-  { path: ['listen'], summary: 'Forward live events to a local URL, signed', load: () => import('./commands/listen.js') },
-  { path: ['mcp'], summary: 'Serve the relay to an AI agent: a Model Context Protocol server over stdio', load: () => import('./commands/mcp.js') },
+  { path: ['listen'], summary: 'Forward live events to a local URL, signed', load: () => import('./commands/listen.js'), serves: true },
+  { path: ['mcp'], summary: 'Serve the relay to an AI agent: a Model Context Protocol server over stdio', load: () => import('./commands/mcp.js'), serves: true },
   { path: ['login'], summary: 'Store an API key in a named profile', load: () => import('./commands/login.js') },
   { path: ['completion'], summary: 'Print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
   { path: ['trigger'], summary: 'Make a real event of a type on the local relay (simulated outcomes)', load: () => import('./commands/trigger.js') },
-  { path: ['relay', 'start'], summary: 'Start a relay (HTTP API, SMTP sink, worker)', load: () => import('./commands/relay/start.js') },
+  { path: ['relay', 'start'], summary: 'Start a relay (HTTP API, SMTP sink, worker)', load: () => import('./commands/relay/start.js'), serves: true },
   { path: ['relay', 'workspaces', 'create'], summary: 'Create a workspace', load: () => import('./commands/relay/workspaces/create.js') },
   { path: ['relay', 'workspaces', 'list'], summary: 'List workspaces', load: () => import('./commands/relay/workspaces/list.js') },
   { path: ['relay', 'workspaces', 'activate'], summary: 'Activate a workspace for production', load: () => import('./commands/relay/workspaces/activate.js') },
