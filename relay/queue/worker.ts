@@ -359,8 +359,9 @@ async function recordOutcome(d: Dispatcher, answered: Answered): Promise<Recorde
 }
 
 export function startWorker(services: RelayServices, provider: DeliveryProvider): Worker {
+  // No worker thread is started here: the first task starts one (ThreadPool.pick()). A relay that
+  // delivers nothing (a test's, one only read) never pays a thread's half CPU second of loading.
   const worker = new DeliveryWorker(services, provider);
-  workerThreads.warm();
   worker.start();
   return { stop: () => worker.stop() };
 }

@@ -144,10 +144,10 @@ export class ThreadPool<T extends TaskTable> {
   }
 
   /**
-   * Starts one thread now, so the first task does not wait for one to boot; the others start
-   * when the work needs them (pick()). Not all of them: a thread costs half a CPU second to load
-   * its modules, paid by every relay start, and a relay whose tasks come one at a time (a
-   * developer's, a test's) never needs a second.
+   * Starts one thread now if none is up, so a task to come does not wait for one to boot. The relay
+   * does not: its first task starts one, the others start when every thread has work in hand
+   * (pick()); a thread costs half a CPU second to load its modules, and a relay whose tasks come
+   * one at a time (a developer's, a test's) never needs a second.
    */
   warm(): void {
     if (this.threads.length === 0 && !this.broken()) this.threads.push(this.start());
