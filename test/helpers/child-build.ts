@@ -1,9 +1,9 @@
 // The CLI, the relay, the SDK and the tests as plain JavaScript: test/run.ts transpiles the
 // checkout's sources once per `npm test`, file by file with esbuild and tsx's own settings, into a
 // temporary folder, and names it in RAVEN_TEST_CHILD_BUILD. The processes the tests start run from
-// it (helpers/ravenctl.ts runs cli/main.js there), the worker threads of a relay a test runs in its
-// own process too (helpers/threads-booted.ts), and so do most test files themselves (run.ts says
-// which). Through tsx, each of them loaded the loader and went through it for its whole module
+// it (helpers/ravenctl.ts runs cli/main.js there, bundled as `npm run build` bundles it), the
+// worker threads of a relay a test runs in its own process too (helpers/threads-booted.ts), and so
+// do most test files themselves (run.ts says which). Through tsx, each of them loaded the loader and went through it for its whole module
 // graph: about half a CPU second for a command, two for a relay with its worker threads, one and a
 // half for a test file, hundreds of them a run. A test file run without the runner has no such
 // folder, and all of it runs through tsx as before.
@@ -15,8 +15,10 @@
 // version), openapi.yaml (the tests' contract), test-artifacts/ (the browser tests' screenshots,
 // kept in the checkout), node_modules (each package linked, except raven-email-sdk, which is the
 // transpiled sdk/ here, as tsconfig.json's paths make it for tsx).
+import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { writeCompiledContract } from './contract.js';
 
@@ -74,4 +76,7 @@ export async function buildChildTree(root: string, into: string): Promise<void> 
   }
   symlinkSync(path.join(into, 'sdk'), path.join(into, 'node_modules', sdk.name));
   writeCompiledContract(path.join(into, 'test/helpers'));
+  // ravenctl as it ships: cli/main.js the bundle of `npm run build` (its start-up, the SDK and undici
+  // in chunks; the relay this folder's), in place of the file transpiled above.
+  await promisify(execFile)(process.execPath, [path.join(root, 'scripts/bundle-cli.mjs'), into]);
 }
