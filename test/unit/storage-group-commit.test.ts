@@ -4,10 +4,10 @@
 // it had not reached commit afterwards, in their order, without being cut in front of again. A
 // failure of the cut-in batch stays its own. A one-statement batch alone commits without a
 // transaction, all or nothing, and inside a group fails alone without a savepoint. The WAL is copied into the database file by the
-// checkpointer's connection, not by a COMMIT past SQLite's 1,000 pages.
+// checkpointer's connection, not by a COMMIT past SQLite's 1,000 pages. A unit's savepoint journal stays in memory.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readlink, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDatabase, StorageUnavailableError, type Db, type Queryable, type WriteBatch } from '../../relay/storage/db.js';
@@ -225,4 +225,35 @@ test('committed pages reach the database file from the checkpointer, with no COM
   while ((await stat(file)).size <= before + 10 * 16_000 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
   assert.ok((await stat(file)).size > before + 10 * 16_000, 'the database file holds the committed rows');
   assert.equal((await logged()).filter((w) => w.startsWith('ckpt:')).length, 10);
+});
+
+test('a unit that changes many pages keeps its savepoint journal in memory, and a failing unit still rolls back alone', { skip: process.platform !== 'linux' && 'reads /proc/self/fd' }, async () => {
+  // SQLite spills a savepoint journal past 64 KiB to a temporary file (deleted on open: seen in
+  // /proc/self/fd only), a write call for each page; the writer keeps it in memory instead.
+  await db.write(async (tx) => {
+    for (let i = 0; i < 40; i++) await tx.run('INSERT INTO log (what) VALUES (?)', [`journal:${i}:${'y'.repeat(3_000)}`]);
+  });
+  const tempFiles = async () => {
+    const links = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+    return links.filter((l) => /etilqs_/.test(l));
+  };
+  let during: string[] = [];
+  await db.write(async (tx) => {
+    await tx.run("UPDATE log SET what = replace(what, 'journal:', 'journaled:') WHERE what LIKE 'journal:%'");
+    during = await tempFiles();
+  });
+  assert.deepEqual(during, [], 'no temporary file held the savepoint journal');
+  // The journal still undoes a failing unit of the same group, and only it.
+  const failing = db.write(async (tx) => {
+    await tx.run("UPDATE log SET what = replace(what, 'journaled:', 'undone:') WHERE what LIKE 'journaled:%'");
+    await tx.run("INSERT INTO log (what) VALUES ('twice')");
+    await tx.run("INSERT INTO log (what) VALUES ('twice')"); // UNIQUE
+  });
+  const next = db.write((tx) => tx.run("INSERT INTO log (what) VALUES ('after-journal')"));
+  await assert.rejects(failing, /UNIQUE/);
+  await next;
+  const all = await logged();
+  assert.equal(all.filter((w) => w.startsWith('journaled:')).length, 40);
+  assert.ok(!all.some((w) => w.startsWith('undone:') || w === 'twice'), 'the failed unit changed nothing');
+  assert.deepEqual(all.slice(-1), ['after-journal']);
 });
