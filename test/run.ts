@@ -123,7 +123,8 @@ function developerFree(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 // Files run at once. Two left a core idle while files waited on their relays, browsers and
 // servers (the integration folder on SQLite: 179 s at 170 % of 2 cores; with three, 165 s at 191 %).
 // Four, tried in session 16 on clean-clone runs of the whole suite: 1,060 s of wall and 1,596 CPU s
-// in the files against three's 980 s and 1,463 (the files' own CPU grows with the contention).
+// in the files against three's 980 s and 1,463 (the files' own CPU grows with the contention); and
+// again in session 18: 811 s and 1,161 CPU s against three's 806 s and 1,131.
 const FILES_AT_ONCE = 3;
 
 /**
