@@ -3,9 +3,9 @@
 // temporary folder, and names it in RAVEN_TEST_CHILD_BUILD. The processes the tests start run from
 // it (helpers/ravenctl.ts runs cli/main.js there, bundled as `npm run build` bundles it), the
 // worker threads of a relay a test runs in its own process too (helpers/threads-booted.ts), and so
-// do most test files themselves (run.ts says which). Through tsx, each of them loaded the loader and went through it for its whole module
-// graph: about half a CPU second for a command, two for a relay with its worker threads, one and a
-// half for a test file, hundreds of them a run. A test file run without the runner has no such
+// do most test files themselves (run.ts says which). Through tsx, each of them loaded the loader
+// and went through it for its whole module graph: about half a CPU second for a command, two for a
+// relay with its worker threads, one and a half for a test file, hundreds of them a run. A test file run without the runner has no such
 // folder, and all of it runs through tsx as before.
 //
 // The folder mirrors the checkout (cli/, relay/, sdk/, test/, with every other file of theirs
